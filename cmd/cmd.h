@@ -1,0 +1,28 @@
+/*
+ * cmd.h - the subcommands of `topogate`. Each takes the arguments after
+ * its own name (argv[0] is the subcommand) and returns the exit status.
+ * cmd/ is the only place that may exit().
+ */
+#ifndef TOPOGATE_CMD_H
+#define TOPOGATE_CMD_H
+
+#include <stdio.h>
+
+int cmd_serve(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_tables(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/*
+ * Loads --policy FILE, or the embedded policy when path is NULL, and
+ * applies mode_override when not NULL. Prints "file:line:col: message" to
+ * stderr and returns NULL on error.
+ */
+struct snapshot;
+struct snapshot *cmd_load_policy(const char *path, const char *mode_override);
+
+/* A whole stream or file, NUL-terminated and owned; NULL with errno set. */
+char *cmd_read_stream(FILE *f, size_t *len);
+char *cmd_read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,133 @@
+/* main.c - `topogate COMMAND ...`: dispatch, and loading the policy. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "policy/snapshot.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+} commands[] = {
+    {"serve", cmd_serve},
+    {"audit", cmd_audit},
+    {"tables", cmd_tables},
+    {"version", cmd_version},
+};
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: topogate serve [--listen ADDR:PORT] [--probe-listen "
+          "ADDR:PORT]\n"
+          "                      --tls-cert FILE --tls-key FILE [--policy "
+          "FILE]\n"
+          "                      [--mode enforce|warn|audit] [-n]\n"
+          "       topogate audit --review - [--policy FILE] [--mode MODE]\n"
+          "       topogate tables [--policy FILE]\n"
+          "       topogate version\n",
+          f);
+}
+
+char *
+cmd_read_stream(FILE *f, size_t *len)
+{
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+
+    do {
+        if (n + 1 >= cap) {
+            char *grown = realloc(buf, cap = (cap ? cap * 2 : 8192));
+            if (grown == NULL) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+char *
+cmd_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    int saved;
+
+    if (f == NULL)
+        return NULL;
+    buf = cmd_read_stream(f, len);
+    saved = errno;
+    fclose(f);
+    errno = saved;
+    return buf;
+}
+
+struct snapshot *
+cmd_load_policy(const char *path, const char *mode_override)
+{
+    struct load_error err;
+    struct snapshot *s;
+    enum mode mode;
+
+    if (mode_override && mode_parse(mode_override, &mode) < 0) {
+        fprintf(stderr, "topogate: unknown mode '%s' (enforce, warn or "
+                        "audit)\n",
+                mode_override);
+        return NULL;
+    }
+    if (path == NULL) {
+        s = snapshot_parse_embedded(&err);
+        path = "embedded policy";
+    } else {
+        size_t len;
+        char *bytes = cmd_read_file(path, &len);
+        if (bytes == NULL) {
+            fprintf(stderr, "topogate: %s: %s\n", path, strerror(errno));
+            return NULL;
+        }
+        s = snapshot_parse(bytes, len, path, &err);
+        free(bytes);
+    }
+    if (s == NULL) {
+        fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.column,
+                err.message);
+        return NULL;
+    }
+    if (mode_override)
+        snapshot_force_mode(s, mode);
+    return s;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "topogate: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,88 @@
+/*
+ * tables.c - `topogate tables`: the loaded topology table, for people
+ * (default) or as policy YAML that --policy reads back (-o yaml).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "policy/snapshot.h"
+
+static void
+print_text(const struct snapshot *s)
+{
+    printf("policy %s: mode %s, unknown instance types: %s\n\n", s->origin,
+           mode_name(s->mode), s->unknown == UNKNOWN_DENY ? "deny" : "warn");
+    printf("%-20s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %s\n", "TYPE",
+           "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "EFA", "GDR",
+           "HOST", "SHM");
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+        printf("%-20s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %s\n", t->name,
+               t->accelerator, t->count, t->memory, link_name(t->link),
+               t->nvlink_gbps, t->efa, t->gpudirect_rdma ? "yes" : "no",
+               t->host_memory, t->shm);
+    }
+    printf("\nenv injected into GPU containers:\n");
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+        for (size_t j = 0; j < t->n_env; j++)
+            printf("  %-20s %s=%s\n  %-20s   %s\n", t->name, t->env[j].name,
+                   t->env[j].value, "", t->env[j].why);
+    }
+}
+
+int
+cmd_tables(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"policy", required_argument, NULL, 'p'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *policy = NULL, *output = "text";
+    struct snapshot *s;
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            policy = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
+            puts("usage: topogate tables [--policy FILE] [-o text|yaml]");
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind != argc ||
+        (strcmp(output, "text") != 0 && strcmp(output, "yaml") != 0)) {
+        fprintf(stderr, "usage: topogate tables [--policy FILE] "
+                        "[-o text|yaml]\n");
+        return 2;
+    }
+    if ((s = cmd_load_policy(policy, NULL)) == NULL)
+        return 1;
+    if (strcmp(output, "yaml") == 0) {
+        char *text = snapshot_print(s);
+        if (text == NULL) {
+            fprintf(stderr, "topogate: out of memory\n");
+            snapshot_unref(s);
+            return 1;
+        }
+        fputs(text, stdout);
+        free(text);
+    } else {
+        print_text(s);
+    }
+    snapshot_unref(s);
+    return 0;
+}

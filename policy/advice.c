@@ -1,0 +1,67 @@
+/* advice.c - see advice.h. */
+#include "advice.h"
+
+#include "pod.h"
+
+/* Nearest whole number of nodes, halves rounded up, at least one. */
+static long
+nodes_for(long world, int per_node)
+{
+    long nodes = (world + per_node / 2) / per_node;
+    return nodes > 0 ? nodes : 1;
+}
+
+void
+advice_layout(struct strbuf *sb, const struct workload *w,
+              const struct instance_type *t)
+{
+    long world = workload_world(w);
+    long nodes = nodes_for(world, t->count);
+    long now = nodes * t->count;
+
+    switch (w->owner) {
+    case OWNER_TRAINJOB:
+        strbuf_printf(sb, "use numNodes: %ld, numProcPerNode: %d", nodes,
+                      t->count);
+        break;
+    case OWNER_PYTORCHJOB:
+        if (w->has_master)
+            strbuf_printf(sb,
+                          "use Master replicas: 1, Worker replicas: %ld, "
+                          "nprocPerNode: %d",
+                          nodes - 1, t->count);
+        else
+            strbuf_printf(sb, "use Worker replicas: %ld, nprocPerNode: %d",
+                          nodes, t->count);
+        break;
+    case OWNER_MPIJOB:
+        /* Workers carry no job size: give the rule, not a number. */
+        if (!w->pods_known) {
+            strbuf_printf(sb,
+                          "use slotsPerWorker: %d and Worker replicas = "
+                          "total GPUs / %d",
+                          t->count, t->count);
+            return;
+        }
+        strbuf_printf(sb, "use Worker replicas: %ld, slotsPerWorker: %d",
+                      nodes, t->count);
+        break;
+    default:
+        strbuf_printf(sb, "use %ld pod%s x %d GPUs", nodes,
+                      nodes == 1 ? "" : "s", t->count);
+        break;
+    }
+    if (now == world)
+        strbuf_printf(sb, " (world size %ld kept)", world);
+    else
+        strbuf_printf(sb, " (world size %ld becomes %ld)", world, now);
+}
+
+void
+advice_resources(struct strbuf *sb, const struct instance_type *t)
+{
+    strbuf_printf(sb, "request %s: %d", t->resource, t->count);
+    if (t->efa > 0)
+        strbuf_printf(sb, " and " RESOURCE_EFA ": %d", t->efa);
+    strbuf_puts(sb, " per pod");
+}

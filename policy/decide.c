@@ -1,0 +1,369 @@
+/*
+ * decide.c - the decision: which pods are governed, which layouts are
+ * refused, and what the rest get patched with. See DESIGN.md "Decision".
+ */
+#include "decide.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+#include "mutate.h"
+#include "placement.h"
+#include "pod.h"
+#include "strbuf.h"
+#include "workload.h"
+
+#define ANNOTATION_SKIP "topogate.io/skip"
+#define ANNOTATION_WHOLE_NODE "topogate.io/whole-node"
+
+/* How bad one candidate instance type would be for this pod. */
+enum severity {
+    SEV_OK,   /* patch and go */
+    SEV_SOFT, /* a warning in every mode */
+    SEV_HARD, /* denied in enforce */
+};
+
+/* A finding reads as up to three short lines: the problem and the fix. */
+#define FINDING_PARTS 3
+
+struct finding {
+    enum severity sev;
+    struct strbuf parts[FINDING_PARTS];
+    size_t n_parts;
+};
+
+static struct strbuf *
+next_part(struct finding *f)
+{
+    return &f->parts[f->n_parts++];
+}
+
+static void
+finding_free(struct finding *f)
+{
+    for (size_t i = 0; i < FINDING_PARTS; i++)
+        strbuf_free(&f->parts[i]);
+    memset(f, 0, sizeof(*f));
+}
+
+static const char *
+link_title(enum interconnect link)
+{
+    switch (link) {
+    case LINK_NVSWITCH:
+        return "NVSwitch";
+    case LINK_NVLINK:
+        return "NVLink";
+    case LINK_PCIE:
+        return "PCIe";
+    default:
+        return link_name(link);
+    }
+}
+
+/*
+ * GB200 pods that claim an IMEX ComputeDomain reach each other over NVLink
+ * across pods and nodes (multi-node NVLink): splitting is not a loss.
+ */
+static bool
+computedomain_connected(const struct workload *w, const struct instance_type *t)
+{
+    return w->has_claims && strncmp(t->name, "p6e-gb200", 9) == 0;
+}
+
+static void
+judge(const struct workload *w, const struct instance_type *t,
+      struct finding *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (w->gpus > t->count) {
+        f->sev = SEV_HARD;
+        strbuf_printf(next_part(f),
+                      "pod asks for %ld GPUs but %s has %d: it can never be "
+                      "scheduled",
+                      w->gpus, t->name, t->count);
+        return;
+    }
+    if (w->efa > t->efa) {
+        f->sev = SEV_HARD;
+        strbuf_printf(next_part(f),
+                      "pod asks for %ld EFA devices but %s has %d: it can "
+                      "never be scheduled",
+                      w->efa, t->name, t->efa);
+        return;
+    }
+    if (w->gpus == t->count || w->pods < 2)
+        return;
+    if (link_is_nvlink(t->link) && !computedomain_connected(w, t)) {
+        f->sev = SEV_HARD;
+        strbuf_printf(next_part(f),
+                      "fragmented layout: %s (%dx %s, %s) split into %ld-GPU "
+                      "pods; NCCL cannot use NVLink across pods",
+                      t->name, t->count, t->accelerator, link_title(t->link),
+                      w->gpus);
+        advice_layout(next_part(f), w, t);
+        advice_resources(next_part(f), t);
+    } else if (t->link == LINK_PCIE) {
+        f->sev = SEV_SOFT;
+        strbuf_printf(next_part(f),
+                      "%s (%dx %s, PCIe) split into %ld-GPU pods: CUDA P2P "
+                      "between them is lost",
+                      t->name, t->count, t->accelerator, w->gpus);
+        advice_layout(next_part(f), w, t);
+    }
+}
+
+/* What to say when no row of the table describes the node. */
+static void
+judge_unknown(const struct snapshot *s, const struct placement *p,
+              struct finding *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->sev = s->unknown == UNKNOWN_DENY ? SEV_HARD : SEV_SOFT;
+    if (p->unknown)
+        strbuf_printf(next_part(f),
+                      "instance type '%s' is not in topogate's table: no "
+                      "topology check, no patch",
+                      p->unknown);
+    else if (p->pinned)
+        strbuf_printf(next_part(f),
+                      "no instance type in topogate's table matches the %s: "
+                      "no topology check, no patch",
+                      p->via);
+    else
+        strbuf_puts(next_part(f),
+                    "no instance type pinned (nodeSelector "
+                    "node.kubernetes.io/instance-type): no topology check, "
+                    "no patch");
+    if (f->sev == SEV_HARD)
+        strbuf_puts(next_part(f),
+                    "this cluster requires GPU training pods on a known "
+                    "instance type: see `topogate tables`");
+}
+
+/* The candidates' worst finding goes into *worst; the rest are freed. */
+static void
+judge_all(const struct snapshot *s, const struct workload *w,
+          const struct placement *p, struct finding *worst)
+{
+    struct finding f;
+
+    memset(worst, 0, sizeof(*worst));
+    worst->sev = SEV_OK;
+    if (p->n_types == 0 || p->unknown)
+        judge_unknown(s, p, worst);
+    for (size_t i = 0; i < p->n_types; i++) {
+        judge(w, p->types[i], &f);
+        if (f.sev > worst->sev) {
+            finding_free(worst);
+            *worst = f;
+        } else {
+            finding_free(&f);
+        }
+    }
+}
+
+static int
+take_reason(struct decision *d, const struct finding *f)
+{
+    free(d->reason);
+    d->reason = strdup(f->parts[0].buf ? f->parts[0].buf : "");
+    return d->reason ? 0 : -1;
+}
+
+/* Every part of a finding as its own warning line. */
+static int
+warn_finding(struct decision *d, const struct finding *f)
+{
+    for (size_t i = 0; i < f->n_parts; i++)
+        if (f->parts[i].buf && decision_warn(d, "%s", f->parts[i].buf) < 0)
+            return -1;
+    return 0;
+}
+
+/* The deny message: the parts of the finding on one line. */
+static int
+deny_finding(struct decision *d, const struct finding *f)
+{
+    struct strbuf sb = {0};
+    char *msg;
+    int rc;
+
+    for (size_t i = 0; i < f->n_parts; i++) {
+        if (i > 0)
+            strbuf_puts(&sb, "; ");
+        strbuf_puts(&sb, f->parts[i].buf ? f->parts[i].buf : "");
+    }
+    if ((msg = strbuf_take(&sb)) == NULL)
+        return -1;
+    rc = decision_deny(d, "%s", msg);
+    free(msg);
+    return rc;
+}
+
+/* Which fields a set of ops touches, for people reading an audit. */
+static int
+summarise_ops(struct decision *d)
+{
+    static const struct {
+        const char *needle, *field;
+    } fields[] = {
+        {"/hostIPC", "hostIPC"},         {"/volumes", "/dev/shm"},
+        {"/volumeMounts", "/dev/shm"},   {"securityContext", "IPC_LOCK"},
+        {"/env", "env"},                 {"vpc.amazonaws.com~1efa", "EFA"},
+        {"nvidia.com~1gpu", "GPUs"},     {"/tolerations", "tolerations"},
+    };
+    struct strbuf sb = {0};
+    const char *seen[8];
+    size_t n_seen = 0;
+    char *text;
+    int rc;
+
+    for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+        bool hit = false, dup = false;
+        for (size_t i = 0; i < d->n_ops && !hit; i++)
+            hit = strstr(d->ops[i].path, fields[f].needle) != NULL;
+        for (size_t k = 0; k < n_seen; k++)
+            dup = dup || strcmp(seen[k], fields[f].field) == 0;
+        if (!hit || dup)
+            continue;
+        strbuf_printf(&sb, "%s%s", n_seen ? ", " : "", fields[f].field);
+        seen[n_seen++] = fields[f].field;
+    }
+    if ((text = strbuf_take(&sb)) == NULL)
+        return -1;
+    rc = decision_warn(d, "audit: would patch %zu field%s (%s)", d->n_ops,
+                       d->n_ops == 1 ? "" : "s", text);
+    free(text);
+    return rc;
+}
+
+static void
+drop_ops(struct decision *d)
+{
+    for (size_t i = 0; i < d->n_ops; i++) {
+        free(d->ops[i].path);
+        cJSON_Delete(d->ops[i].value);
+    }
+    d->n_ops = 0;
+}
+
+/* Audit mode: say what would have happened, change nothing. */
+static int
+to_audit(struct decision *d)
+{
+    if (d->n_ops > 0 && summarise_ops(d) < 0)
+        return -1;
+    drop_ops(d);
+    return 0;
+}
+
+static int
+set_reason(struct decision *d, const char *reason)
+{
+    free(d->reason);
+    return (d->reason = strdup(reason)) ? 0 : -1;
+}
+
+/* The governed part: placement, judgement, mode, patch. */
+static int
+decide_governed(const struct snapshot *s, const struct admission *req,
+                struct workload *w, struct decision *d)
+{
+    const cJSON *pod = req->object;
+    enum mode mode = snapshot_mode_for(s, req->namespace);
+    struct placement p;
+    struct finding worst;
+    struct target t;
+    bool agreed;
+    int rc = 0;
+
+    placement_read(s, pod, &p);
+    agreed = p.n_types > 0 && p.unknown == NULL;
+    if (agreed) {
+        target_agree(p.types, p.n_types, &t);
+        d->instance_type = p.types[0]->name;
+        /* An explicit opt-in: fill the node before judging the layout. */
+        const char *whole = pod_annotation(pod, ANNOTATION_WHOLE_NODE);
+        if (whole && strcmp(whole, "true") == 0 &&
+            mutate_fill_gpus(pod, w, &t, d) < 0)
+            return -1;
+    } else {
+        d->instance_type = "unknown";
+    }
+    judge_all(s, w, &p, &worst);
+    d->verdict = VERDICT_ALLOW;
+    if (worst.sev == SEV_HARD && mode == MODE_ENFORCE) {
+        /* Nothing is patched on a denied pod. */
+        drop_ops(d);
+        rc = deny_finding(d, &worst);
+        goto out;
+    }
+    if (worst.sev != SEV_OK && warn_finding(d, &worst) < 0)
+        goto oom;
+    if (agreed && mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
+                             s->override_user, d) < 0)
+        goto oom;
+    if (d->n_ops > 0)
+        d->verdict = VERDICT_PATCH;
+    if (worst.sev == SEV_HARD)
+        d->verdict = VERDICT_WARN;
+    if (worst.sev != SEV_OK)
+        rc = take_reason(d, &worst);
+    else
+        rc = set_reason(d, d->n_ops ? "patched to the node's fast shape"
+                                    : "already in the node's fast shape");
+    if (rc == 0 && mode == MODE_AUDIT)
+        rc = to_audit(d);
+out:
+    if (rc == 0 && d->reason == NULL)
+        rc = take_reason(d, &worst);
+    finding_free(&worst);
+    return rc;
+oom:
+    finding_free(&worst);
+    return -1;
+}
+
+int
+decide(const struct snapshot *s, const struct admission *req,
+       struct decision *d)
+{
+    const cJSON *pod = req->object;
+    const char *skip;
+    struct workload w;
+
+    /* Only pods at creation: GPU and EFA limits cannot change later. */
+    if (strcmp(req->kind, "Pod") != 0 || req->group[0] != '\0' ||
+        strcmp(req->operation, "CREATE") != 0 || !cJSON_IsObject(pod))
+        return 0;
+    workload_read(pod, &w);
+    if (!w.any_gpu && !w.bad_value)
+        return 0;
+    if (w.owner == OWNER_NONE || w.launcher)
+        return 0;
+    skip = pod_annotation(pod, ANNOTATION_SKIP);
+    if (skip && strcmp(skip, "true") == 0) {
+        if (s->allow_opt_out) {
+            d->verdict = VERDICT_ALLOW;
+            return set_reason(d, "opted out with " ANNOTATION_SKIP);
+        }
+        if (decision_warn(d, ANNOTATION_SKIP " is not honoured by this "
+                             "cluster's policy") < 0)
+            return -1;
+    }
+    /* The apiserver rejects a bad quantity itself; say why we stand by. */
+    if (w.bad_value) {
+        char *value = cJSON_PrintUnformatted(w.bad_value);
+        int rc = decision_warn(d,
+                               "container '%s': %s %s is not a whole number; "
+                               "topogate did not check this pod",
+                               w.bad_container ? w.bad_container : "?",
+                               w.bad_resource, value ? value : "?");
+        free(value);
+        d->verdict = VERDICT_ALLOW;
+        return rc < 0 ? rc : set_reason(d, "unreadable GPU or EFA count");
+    }
+    return decide_governed(s, req, &w, d);
+}

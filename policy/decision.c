@@ -1,0 +1,132 @@
+/* decision.c - building and freeing a decision. */
+#include "decision.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const verdict_names[] = {
+    [VERDICT_IGNORE] = "ignore", [VERDICT_ALLOW] = "allow",
+    [VERDICT_PATCH] = "patch",   [VERDICT_WARN] = "warn",
+    [VERDICT_DENY] = "deny",
+};
+
+const char *
+verdict_name(enum verdict v)
+{
+    return verdict_names[v];
+}
+
+void
+decision_init(struct decision *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->allowed = true;
+    d->code = 200;
+    d->verdict = VERDICT_IGNORE;
+    d->instance_type = "";
+}
+
+void
+decision_free(struct decision *d)
+{
+    free(d->message);
+    free(d->reason);
+    for (size_t i = 0; i < d->n_warnings; i++)
+        free(d->warnings[i]);
+    free(d->warnings);
+    for (size_t i = 0; i < d->n_ops; i++) {
+        free(d->ops[i].path);
+        cJSON_Delete(d->ops[i].value);
+    }
+    free(d->ops);
+    decision_init(d);
+}
+
+/* An owned, formatted string; NULL when out of memory. */
+static char *
+vformat(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+
+    if (vasprintf(&s, fmt, ap) < 0)
+        return NULL;
+    return s;
+}
+
+int
+decision_warn(struct decision *d, const char *fmt, ...)
+{
+    va_list ap;
+    char *w, **grown;
+
+    va_start(ap, fmt);
+    w = vformat(fmt, ap);
+    va_end(ap);
+    if (w == NULL)
+        return -1;
+    /* Cut on a character boundary of UTF-8, marking the cut. */
+    if (strlen(w) > WARNING_MAX) {
+        size_t cut = WARNING_MAX - 3;
+        while (cut > 0 && ((unsigned char)w[cut] & 0xC0) == 0x80)
+            cut--;
+        memcpy(w + cut, "...", 4);
+    }
+    for (size_t i = 0; i < d->n_warnings; i++) {
+        if (strcmp(d->warnings[i], w) == 0) {
+            free(w);
+            return 0;
+        }
+    }
+    grown = realloc(d->warnings, (d->n_warnings + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        free(w);
+        return -1;
+    }
+    d->warnings = grown;
+    d->warnings[d->n_warnings++] = w;
+    return 0;
+}
+
+int
+decision_add(struct decision *d, const char *path, cJSON *value)
+{
+    struct op *grown;
+    char *p;
+
+    if (value == NULL || (p = strdup(path)) == NULL) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    grown = realloc(d->ops, (d->n_ops + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        free(p);
+        cJSON_Delete(value);
+        return -1;
+    }
+    d->ops = grown;
+    d->ops[d->n_ops].path = p;
+    d->ops[d->n_ops].value = value;
+    d->n_ops++;
+    return 0;
+}
+
+int
+decision_deny(struct decision *d, const char *fmt, ...)
+{
+    va_list ap;
+    char *m;
+
+    va_start(ap, fmt);
+    m = vformat(fmt, ap);
+    va_end(ap);
+    if (m == NULL)
+        return -1;
+    free(d->message);
+    d->message = m;
+    d->allowed = false;
+    d->code = 403;
+    d->verdict = VERDICT_DENY;
+    return 0;
+}

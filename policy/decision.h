@@ -1,0 +1,63 @@
+/*
+ * decision.h - what decide() returns: plain data, no I/O.
+ *
+ * A decision owns its strings, warnings and ops (each op owns its cJSON
+ * value). decision_free() releases them; the struct itself is the
+ * caller's, typically on the stack, zeroed by decision_init().
+ */
+#ifndef TOPOGATE_DECISION_H
+#define TOPOGATE_DECISION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Kubernetes shows each warning on one line; longer ones are cut. */
+#define WARNING_MAX 120
+
+/* What happened to a review, for logs, metrics and audit annotations. */
+enum verdict {
+    VERDICT_IGNORE, /* not ours: not a governed GPU pod */
+    VERDICT_ALLOW,  /* governed, nothing to change */
+    VERDICT_PATCH,  /* governed, patched */
+    VERDICT_WARN,   /* allowed with a warning that enforce would deny */
+    VERDICT_DENY,
+};
+
+/* One JSON Patch operation. RFC 6902 "add" also replaces a member. */
+struct op {
+    char *path; /* RFC 6901 pointer, already escaped */
+    cJSON *value;
+};
+
+struct decision {
+    bool allowed;
+    int code;      /* 403 when denied */
+    char *message; /* one line, when denied */
+    enum verdict verdict;
+    char *reason;  /* one line for topogate.io/reason */
+    const char *instance_type; /* a table row's name, "unknown" or "" */
+    char **warnings;
+    size_t n_warnings;
+    struct op *ops;
+    size_t n_ops;
+};
+
+void decision_init(struct decision *d);
+void decision_free(struct decision *d);
+
+/* printf-style; cut at WARNING_MAX. Returns 0, or -1 out of memory. */
+int decision_warn(struct decision *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Appends an "add" op; takes value even on failure. 0 or -1. */
+int decision_add(struct decision *d, const char *path, cJSON *value);
+
+/* Replaces message and reason; printf-style. 0 or -1. */
+int decision_deny(struct decision *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+const char *verdict_name(enum verdict v);
+
+#endif

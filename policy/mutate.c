@@ -1,0 +1,653 @@
+/*
+ * mutate.c - JSON Patch ops for a governed pod, built one by one.
+ *
+ * Each op adds what is missing, creating a parent that does not exist in
+ * the same op (RFC 6902 "add" needs the parent). A value the user set is
+ * kept, and a warning says so when it differs from ours, unless the policy
+ * says override. GPU-less containers and init containers are never touched.
+ */
+#include "mutate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pod.h"
+#include "quantity.h"
+#include "strbuf.h"
+
+#define SHM_VOLUME "topogate-shm"
+#define SHM_PATH "/dev/shm"
+#define IPC_LOCK "IPC_LOCK"
+
+/* --- helpers ------------------------------------------------------------ */
+
+static const cJSON *
+get(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* {key: value}; takes value, NULL when out of memory. */
+static cJSON *
+wrap(const char *key, cJSON *value)
+{
+    cJSON *obj = value ? cJSON_CreateObject() : NULL;
+
+    if (obj == NULL || !cJSON_AddItemToObject(obj, key, value)) {
+        cJSON_Delete(obj);
+        cJSON_Delete(value);
+        return NULL;
+    }
+    return obj;
+}
+
+/* [value]; takes value, NULL when out of memory. */
+static cJSON *
+one_item(cJSON *value)
+{
+    cJSON *arr = value ? cJSON_CreateArray() : NULL;
+
+    if (arr == NULL || !cJSON_AddItemToArray(arr, value)) {
+        cJSON_Delete(arr);
+        cJSON_Delete(value);
+        return NULL;
+    }
+    return arr;
+}
+
+/* RFC 6901: "~" -> "~0", "/" -> "~1". */
+static void
+put_escaped(struct strbuf *sb, const char *key)
+{
+    for (const char *p = key; *p; p++) {
+        if (*p == '~')
+            strbuf_puts(sb, "~0");
+        else if (*p == '/')
+            strbuf_puts(sb, "~1");
+        else
+            strbuf_add(sb, p, 1);
+    }
+}
+
+/* Adds an op whose path is prefix + escaped key (key may be NULL). */
+static int
+add_at(struct decision *d, cJSON *value, const char *prefix, const char *key)
+{
+    struct strbuf sb = {0};
+    char *path;
+    int rc;
+
+    strbuf_puts(&sb, prefix);
+    if (key) {
+        strbuf_puts(&sb, "/");
+        put_escaped(&sb, key);
+    }
+    if ((path = strbuf_take(&sb)) == NULL) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    rc = decision_add(d, path, value);
+    free(path);
+    return rc;
+}
+
+/* Appends each item of an array: whole array when absent, else "-". */
+static int
+append_all(struct decision *d, const cJSON *existing, cJSON *items,
+           const char *path)
+{
+    char *elem;
+    int rc = 0;
+
+    if (items == NULL)
+        return -1;
+    if (cJSON_GetArraySize(items) == 0) {
+        cJSON_Delete(items);
+        return 0;
+    }
+    if (!cJSON_IsArray(existing))
+        return add_at(d, items, path, NULL);
+    if (asprintf(&elem, "%s/-", path) < 0) {
+        cJSON_Delete(items);
+        return -1;
+    }
+    while (rc == 0 && cJSON_GetArraySize(items) > 0)
+        rc = add_at(d, cJSON_DetachItemFromArray(items, 0), elem, NULL);
+    free(elem);
+    cJSON_Delete(items);
+    return rc;
+}
+
+static long
+container_gpus(const cJSON *c)
+{
+    long n;
+    return pod_count(c, RESOURCE_GPU, &n) == COUNT_OK ? n : 0;
+}
+
+/* The app container that holds the most GPUs (the first of equals). */
+static int
+main_gpu_container(const cJSON *containers)
+{
+    int best = -1, i = 0;
+    long most = 0;
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, containers)
+    {
+        long n = container_gpus(c);
+        if (n > most) {
+            most = n;
+            best = i;
+        }
+        i++;
+    }
+    return best;
+}
+
+/* --- target --------------------------------------------------------------- */
+
+static bool
+env_in(const struct instance_type *t, const struct env_var *e)
+{
+    for (size_t i = 0; i < t->n_env; i++)
+        if (strcmp(t->env[i].name, e->name) == 0 &&
+            strcmp(t->env[i].value, e->value) == 0)
+            return true;
+    return false;
+}
+
+void
+target_agree(const struct instance_type *const *types, size_t n,
+             struct target *t)
+{
+    const struct instance_type *first = types[0];
+
+    memset(t, 0, sizeof(*t));
+    t->name = first->name;
+    t->gpus = first->count;
+    t->efa = first->efa;
+    t->shm = first->shm;
+    t->shm_bytes = first->shm_bytes;
+    for (size_t i = 1; i < n; i++) {
+        if (types[i]->count != t->gpus)
+            t->gpus = -1;
+        if (types[i]->efa != t->efa)
+            t->efa = -1;
+        if (types[i]->shm_bytes < t->shm_bytes) {
+            t->shm = types[i]->shm;
+            t->shm_bytes = types[i]->shm_bytes;
+        }
+    }
+    for (size_t e = 0; e < first->n_env && t->n_env < TARGET_MAX_ENV; e++) {
+        bool everywhere = true;
+        for (size_t i = 1; i < n && everywhere; i++)
+            everywhere = env_in(types[i], &first->env[e]);
+        if (everywhere)
+            t->env[t->n_env++] = &first->env[e];
+    }
+}
+
+/* --- resources ------------------------------------------------------------ */
+
+/*
+ * Sets one extended resource in container i. Requests are kept equal to
+ * limits where the container spells its requests out for GPUs.
+ */
+static int
+set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
+             long value)
+{
+    const cJSON *res = get(c, "resources");
+    const cJSON *requests = get(res, "requests");
+    char prefix[96], count[24];
+
+    snprintf(count, sizeof(count), "%ld", value);
+    snprintf(prefix, sizeof(prefix), "/spec/containers/%d/resources", i);
+    if (!cJSON_IsObject(res))
+        return add_at(d, wrap("limits", wrap(resource, cJSON_CreateString(count))),
+                      prefix, NULL);
+    if (!cJSON_IsObject(get(res, "limits"))) {
+        if (add_at(d, wrap(resource, cJSON_CreateString(count)), prefix,
+                   "limits") < 0)
+            return -1;
+    } else {
+        strcat(prefix, "/limits");
+        if (add_at(d, cJSON_CreateString(count), prefix, resource) < 0)
+            return -1;
+        prefix[strlen(prefix) - strlen("/limits")] = '\0';
+    }
+    if (cJSON_IsObject(requests) &&
+        (get(requests, RESOURCE_GPU) || get(requests, resource))) {
+        strcat(prefix, "/requests");
+        return add_at(d, cJSON_CreateString(count), prefix, resource);
+    }
+    return 0;
+}
+
+/* EFA for the pod: all of the node's for a whole node, else a share. */
+static int
+patch_efa(const cJSON *containers, const struct workload *w,
+          const struct target *t, bool override, struct decision *d)
+{
+    long want;
+    int main_i = main_gpu_container(containers);
+    const cJSON *c;
+    int i = 0;
+
+    if (t->efa <= 0 || t->gpus <= 0 || main_i < 0)
+        return 0;
+    want = w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
+    if (want < 1)
+        return 0;
+    /* A container that names EFA, even as 0, is the user's choice. */
+    cJSON_ArrayForEach(c, containers)
+    {
+        long have;
+        enum count_status st = pod_count(c, RESOURCE_EFA, &have);
+        if (st != COUNT_ABSENT) {
+            if (st == COUNT_OK && have == want)
+                return 0;
+            if (override && st == COUNT_OK)
+                return set_resource(d, c, i, RESOURCE_EFA, want);
+            return decision_warn(d,
+                                 "container '%s' keeps " RESOURCE_EFA
+                                 ": %ld (topogate would set %ld on %s)",
+                                 json_string(c, "name"), have, want, t->name);
+        }
+        i++;
+    }
+    return set_resource(d, cJSON_GetArrayItem(containers, main_i), main_i,
+                        RESOURCE_EFA, want);
+}
+
+int
+mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
+                 struct decision *d)
+{
+    const cJSON *containers = get(get(pod, "spec"), "containers");
+    int main_i = main_gpu_container(containers);
+    const cJSON *c = cJSON_GetArrayItem(containers, main_i);
+    long extra;
+
+    if (t->gpus <= 0 || main_i < 0 || w->gpus >= t->gpus)
+        return 0;
+    extra = t->gpus - w->gpus;
+    if (!get(get(get(c, "resources"), "limits"), RESOURCE_GPU))
+        return decision_warn(d, "topogate.io/whole-node: container '%s' has "
+                                "no " RESOURCE_GPU " limit to raise",
+                             json_string(c, "name"));
+    if (set_resource(d, c, main_i, RESOURCE_GPU, container_gpus(c) + extra) < 0)
+        return -1;
+    w->gpus = t->gpus;
+    return 0;
+}
+
+/* --- pod-level fields ----------------------------------------------------- */
+
+static int
+patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
+{
+    const cJSON *v = get(spec, "hostIPC");
+
+    if (cJSON_IsTrue(v))
+        return 0;
+    if (cJSON_IsFalse(v) && !override)
+        return decision_warn(d, "pod keeps hostIPC: false; NCCL cannot use "
+                                "shared memory with other pods on the node");
+    return add_at(d, cJSON_CreateTrue(), "/spec/hostIPC", NULL);
+}
+
+static bool
+tolerated(const cJSON *tolerations, const char *key)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach(t, tolerations)
+    {
+        const char *k = json_string(t, "key");
+        const char *op = json_string(t, "operator");
+        const char *effect = json_string(t, "effect");
+        bool key_ok = (k && strcmp(k, key) == 0) ||
+                      ((k == NULL || *k == '\0') && op &&
+                       strcmp(op, "Exists") == 0);
+        bool effect_ok = effect == NULL || *effect == '\0' ||
+                         strcmp(effect, "NoSchedule") == 0;
+        if (key_ok && effect_ok)
+            return true;
+    }
+    return false;
+}
+
+static cJSON *
+toleration(const char *key)
+{
+    cJSON *t = cJSON_CreateObject();
+
+    if (!cJSON_AddStringToObject(t, "key", key) ||
+        !cJSON_AddStringToObject(t, "operator", "Exists") ||
+        !cJSON_AddStringToObject(t, "effect", "NoSchedule")) {
+        cJSON_Delete(t);
+        return NULL;
+    }
+    return t;
+}
+
+static int
+patch_tolerations(const cJSON *spec, const struct target *t,
+                  struct decision *d)
+{
+    const cJSON *have = get(spec, "tolerations");
+    const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? RESOURCE_EFA : NULL};
+    cJSON *adds = cJSON_CreateArray();
+
+    if (adds == NULL)
+        return -1;
+    for (size_t i = 0; i < 2; i++) {
+        if (keys[i] && !tolerated(have, keys[i]) &&
+            !cJSON_AddItemToArray(adds, toleration(keys[i]))) {
+            cJSON_Delete(adds);
+            return -1;
+        }
+    }
+    return append_all(d, have, adds, "/spec/tolerations");
+}
+
+/* --- /dev/shm --------------------------------------------------------------- */
+
+static const cJSON *
+shm_mount(const cJSON *c)
+{
+    const cJSON *m;
+
+    cJSON_ArrayForEach(m, get(c, "volumeMounts"))
+    {
+        const char *path = json_string(m, "mountPath");
+        if (path && (strcmp(path, SHM_PATH) == 0 ||
+                     strcmp(path, SHM_PATH "/") == 0))
+            return m;
+    }
+    return NULL;
+}
+
+static const cJSON *
+volume_named(const cJSON *spec, const char *name)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    {
+        const char *n = json_string(v, "name");
+        if (n && name && strcmp(n, name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+/*
+ * The sizeLimit to give: the table's, but no more than the smallest memory
+ * limit of the GPU containers or the pod, since the kubelet charges a
+ * memory emptyDir to them. Returns an owned quantity string.
+ */
+static char *
+shm_size(const cJSON *spec, const struct target *t)
+{
+    const cJSON *c, *limit, *smallest = NULL;
+    double best = (double)t->shm_bytes, v;
+
+    cJSON_ArrayForEach(c, get(spec, "containers"))
+    {
+        limit = get(get(get(c, "resources"), "limits"), "memory");
+        if (container_gpus(c) > 0 && quantity_json(limit, &v) == 0 &&
+            v < best) {
+            best = v;
+            smallest = limit;
+        }
+    }
+    limit = get(get(get(spec, "resources"), "limits"), "memory");
+    if (quantity_json(limit, &v) == 0 && v < best)
+        smallest = limit;
+    if (smallest == NULL)
+        return strdup(t->shm);
+    if (cJSON_IsString(smallest))
+        return strdup(smallest->valuestring);
+    return cJSON_PrintUnformatted(smallest);
+}
+
+/* Says so when a user's /dev/shm is smaller or slower than ours. */
+static int
+check_user_shm(const cJSON *spec, const cJSON *c, const cJSON *mount,
+               const struct target *t, struct decision *d)
+{
+    const cJSON *vol = volume_named(spec, json_string(mount, "name"));
+    const cJSON *ed = get(vol, "emptyDir");
+    const char *medium = json_string(ed, "medium");
+    const cJSON *limit = get(ed, "sizeLimit");
+    const char *name = json_string(c, "name");
+    double size;
+
+    if (ed == NULL)
+        return 0; /* hostPath /dev/shm and the like: the host's memory */
+    if (medium == NULL || strcmp(medium, "Memory") != 0)
+        return decision_warn(d, "container '%s' keeps a disk-backed /dev/shm "
+                                "(topogate would use medium: Memory)",
+                             name);
+    if (quantity_json(limit, &size) == 0 && size < (double)t->shm_bytes &&
+        cJSON_IsString(limit))
+        return decision_warn(d, "container '%s' keeps its %s /dev/shm "
+                                "(topogate would give %s on %s)",
+                             name, limit->valuestring, t->shm, t->name);
+    return 0;
+}
+
+static int
+patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
+{
+    const cJSON *containers = get(spec, "containers"), *c, *m;
+    bool need_volume = false;
+    cJSON *vol, *ed;
+    char *size;
+    int i = 0;
+
+    cJSON_ArrayForEach(c, containers)
+    {
+        if (container_gpus(c) == 0)
+            continue;
+        if ((m = shm_mount(c)) != NULL) {
+            if (check_user_shm(spec, c, m, t, d) < 0)
+                return -1;
+        } else {
+            need_volume = true;
+        }
+    }
+    if (!need_volume || volume_named(spec, SHM_VOLUME))
+        goto mounts;
+    if ((size = shm_size(spec, t)) == NULL)
+        return -1;
+    vol = cJSON_CreateObject();
+    ed = cJSON_CreateObject();
+    if (!cJSON_AddStringToObject(vol, "name", SHM_VOLUME) ||
+        !cJSON_AddStringToObject(ed, "medium", "Memory") ||
+        !cJSON_AddStringToObject(ed, "sizeLimit", size) ||
+        !cJSON_AddItemToObject(vol, "emptyDir", ed)) {
+        free(size);
+        cJSON_Delete(ed);
+        cJSON_Delete(vol);
+        return -1;
+    }
+    free(size);
+    if (append_all(d, get(spec, "volumes"), one_item(vol), "/spec/volumes") < 0)
+        return -1;
+mounts:
+    cJSON_ArrayForEach(c, containers)
+    {
+        char path[64];
+        cJSON *mount;
+
+        if (container_gpus(c) == 0 || shm_mount(c)) {
+            i++;
+            continue;
+        }
+        mount = cJSON_CreateObject();
+        if (!cJSON_AddStringToObject(mount, "name", SHM_VOLUME) ||
+            !cJSON_AddStringToObject(mount, "mountPath", SHM_PATH)) {
+            cJSON_Delete(mount);
+            return -1;
+        }
+        snprintf(path, sizeof(path), "/spec/containers/%d/volumeMounts", i);
+        if (append_all(d, get(c, "volumeMounts"), one_item(mount), path) < 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* --- per container: IPC_LOCK and env ------------------------------------- */
+
+static bool
+has_capability(const cJSON *adds, const char *cap)
+{
+    const cJSON *a;
+
+    cJSON_ArrayForEach(a, adds)
+    {
+        if (cJSON_IsString(a) &&
+            (strcmp(a->valuestring, cap) == 0 ||
+             (strncmp(a->valuestring, "CAP_", 4) == 0 &&
+              strcmp(a->valuestring + 4, cap) == 0)))
+            return true;
+    }
+    return false;
+}
+
+/* EFA registers memory with the NIC: it must be able to lock pages. */
+static int
+patch_ipc_lock(const cJSON *c, int i, struct decision *d)
+{
+    const cJSON *sc = get(c, "securityContext");
+    const cJSON *caps = get(sc, "capabilities");
+    const cJSON *adds = get(caps, "add");
+    char path[96];
+    cJSON *v;
+
+    if (has_capability(adds, IPC_LOCK))
+        return 0;
+    snprintf(path, sizeof(path), "/spec/containers/%d/securityContext", i);
+    if (cJSON_IsArray(adds)) {
+        strcat(path, "/capabilities/add/-");
+        return add_at(d, cJSON_CreateString(IPC_LOCK), path, NULL);
+    }
+    v = cJSON_CreateString(IPC_LOCK);
+    if (cJSON_IsObject(caps)) {
+        strcat(path, "/capabilities");
+        return add_at(d, one_item(v), path, "add");
+    }
+    if (cJSON_IsObject(sc))
+        return add_at(d, wrap("add", one_item(v)), path, "capabilities");
+    return add_at(d, wrap("capabilities", wrap("add", one_item(v))), path,
+                  NULL);
+}
+
+static cJSON *
+env_entry(const struct env_var *e)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!cJSON_AddStringToObject(o, "name", e->name) ||
+        !cJSON_AddStringToObject(o, "value", e->value)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int
+env_index(const cJSON *c, const cJSON *entry)
+{
+    const cJSON *e;
+    int i = 0;
+
+    cJSON_ArrayForEach(e, get(c, "env"))
+    {
+        if (e == entry)
+            return i;
+        i++;
+    }
+    return -1;
+}
+
+static int
+patch_env(const cJSON *c, int i, const struct target *t, bool override,
+          struct decision *d)
+{
+    const char *name = json_string(c, "name");
+    cJSON *adds;
+    char path[64];
+
+    if (t->n_env == 0)
+        return 0;
+    /* Keys that envFrom brings are unknown here: adding could clash. */
+    if (cJSON_GetArraySize(get(c, "envFrom")) > 0)
+        return decision_warn(d, "container '%s' uses envFrom: topogate adds "
+                                "no env to it",
+                             name);
+    snprintf(path, sizeof(path), "/spec/containers/%d/env", i);
+    if ((adds = cJSON_CreateArray()) == NULL)
+        return -1;
+    for (size_t k = 0; k < t->n_env; k++) {
+        const struct env_var *e = t->env[k];
+        const cJSON *have = pod_env(c, e->name);
+        const char *value = json_string(have, "value");
+        char at[80];
+
+        if (have == NULL) {
+            if (!cJSON_AddItemToArray(adds, env_entry(e)))
+                goto oom;
+            continue;
+        }
+        if (value && strcmp(value, e->value) == 0)
+            continue;
+        if (override) {
+            snprintf(at, sizeof(at), "%s/%d", path, env_index(c, have));
+            if (add_at(d, env_entry(e), at, NULL) < 0)
+                goto oom;
+        } else if (decision_warn(d,
+                                 "container '%s' keeps %s=%s (topogate would "
+                                 "set %s on %s)",
+                                 name, e->name, value ? value : "<valueFrom>",
+                                 e->value, t->name) < 0) {
+            goto oom;
+        }
+    }
+    return append_all(d, get(c, "env"), adds, path);
+oom:
+    cJSON_Delete(adds);
+    return -1;
+}
+
+int
+mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
+           const struct inject *in, bool override, struct decision *d)
+{
+    const cJSON *spec = get(pod, "spec");
+    const cJSON *containers = get(spec, "containers"), *c;
+    int i = 0;
+
+    if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
+        (in->shm && patch_shm(spec, t, d) < 0) ||
+        (in->tolerations && patch_tolerations(spec, t, d) < 0) ||
+        (in->efa && patch_efa(containers, w, t, override, d) < 0))
+        return -1;
+    cJSON_ArrayForEach(c, containers)
+    {
+        if (container_gpus(c) > 0) {
+            if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
+                (in->env && patch_env(c, i, t, override, d) < 0))
+                return -1;
+        }
+        i++;
+    }
+    return 0;
+}

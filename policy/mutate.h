@@ -1,0 +1,50 @@
+/*
+ * mutate.h - the JSON Patch ops that put a pod into the fast shape.
+ *
+ * Ops are built explicitly, never by diffing, and only where the pod does
+ * not already say something: a second pass over the patched pod adds none.
+ */
+#ifndef TOPOGATE_MUTATE_H
+#define TOPOGATE_MUTATE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "decision.h"
+#include "snapshot.h"
+#include "workload.h"
+
+#define TARGET_MAX_ENV 16
+
+/* What every candidate instance type agrees on; -1/NULL where they don't. */
+struct target {
+    const char *name; /* the type, for messages */
+    int gpus;         /* accelerators per node */
+    int efa;          /* EFA devices per node */
+    const char *shm;  /* the smallest /dev/shm size among the candidates */
+    uint64_t shm_bytes;
+    const struct env_var *env[TARGET_MAX_ENV]; /* same name and value */
+    size_t n_env;
+};
+
+/* Intersects candidate rows (n >= 1) into what may be patched. */
+void target_agree(const struct instance_type *const *types, size_t n,
+                  struct target *t);
+
+/*
+ * Appends to d the ops (and warnings about values the user set) for a
+ * governed pod. Returns 0, or -1 out of memory.
+ */
+int mutate_pod(const cJSON *pod, const struct workload *w,
+               const struct target *t, const struct inject *in,
+               bool override_user, struct decision *d);
+
+/*
+ * topogate.io/whole-node: raises the pod's main GPU container to the
+ * node's count, and w->gpus with it. 0, or -1 out of memory.
+ */
+int mutate_fill_gpus(const cJSON *pod, struct workload *w,
+                     const struct target *t, struct decision *d);
+
+#endif

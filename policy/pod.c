@@ -1,0 +1,94 @@
+/* pod.c - see pod.h. */
+#include "pod.h"
+
+#include <string.h>
+
+#include "quantity.h"
+
+const char *
+json_string(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const cJSON *
+pod_resource(const cJSON *container, const char *resource)
+{
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(container, "resources");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(res, "limits"), resource);
+
+    if (v == NULL)
+        v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(res, "requests"), resource);
+    return v;
+}
+
+enum count_status
+pod_count(const cJSON *container, const char *resource, long *out)
+{
+    const cJSON *v = pod_resource(container, resource);
+
+    *out = 0;
+    if (v == NULL || cJSON_IsNull(v))
+        return COUNT_ABSENT;
+    return quantity_count(v, out) == 0 ? COUNT_OK : COUNT_INVALID;
+}
+
+bool
+pod_is_sidecar(const cJSON *init_container)
+{
+    const char *policy = json_string(init_container, "restartPolicy");
+    return policy && strcmp(policy, "Always") == 0;
+}
+
+const cJSON *
+pod_env(const cJSON *container, const char *name)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(container, "env"))
+    {
+        const char *n = json_string(e, "name");
+        if (n && strcmp(n, name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+const char *
+pod_env_value(const cJSON *container, const char *name)
+{
+    return json_string(pod_env(container, name), "value");
+}
+
+static const char *
+metadata_string(const cJSON *pod, const char *field, const char *key)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    return json_string(cJSON_GetObjectItemCaseSensitive(meta, field), key);
+}
+
+const char *
+pod_label(const cJSON *pod, const char *key)
+{
+    return metadata_string(pod, "labels", key);
+}
+
+const char *
+pod_annotation(const cJSON *pod, const char *key)
+{
+    return metadata_string(pod, "annotations", key);
+}
+
+const char *
+pod_name(const cJSON *pod)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    const char *name = json_string(meta, "name");
+
+    if (name == NULL || name[0] == '\0')
+        name = json_string(meta, "generateName");
+    return name ? name : "";
+}

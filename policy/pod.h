@@ -1,0 +1,51 @@
+/*
+ * pod.h - reading a Pod (a borrowed cJSON view) the way the apiserver does.
+ *
+ * Everything returned is borrowed from the pod and lives as long as it.
+ */
+#ifndef TOPOGATE_POD_H
+#define TOPOGATE_POD_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#define RESOURCE_GPU "nvidia.com/gpu"
+#define RESOURCE_EFA "vpc.amazonaws.com/efa"
+
+enum count_status { COUNT_ABSENT, COUNT_OK, COUNT_INVALID };
+
+/*
+ * A container's count of an extended resource: limits, else requests
+ * (the apiserver requires them equal). COUNT_INVALID when the value is
+ * not a whole number; *out is then 0.
+ */
+enum count_status pod_count(const cJSON *container, const char *resource,
+                            long *out);
+
+/* The raw value behind pod_count(), for messages. NULL when absent. */
+const cJSON *pod_resource(const cJSON *container, const char *resource);
+
+/* A native sidecar: an init container with restartPolicy Always. */
+bool pod_is_sidecar(const cJSON *init_container);
+
+/*
+ * The env entry of that name in a container, or NULL. Its "value" may be
+ * missing (valueFrom).
+ */
+const cJSON *pod_env(const cJSON *container, const char *name);
+
+/* An env entry's literal value, or NULL (absent, or valueFrom). */
+const char *pod_env_value(const cJSON *container, const char *name);
+
+/* metadata.labels[key] / metadata.annotations[key] as a string, or NULL. */
+const char *pod_label(const cJSON *pod, const char *key);
+const char *pod_annotation(const cJSON *pod, const char *key);
+
+/* A string member of an object, or NULL. */
+const char *json_string(const cJSON *obj, const char *key);
+
+/* metadata.name, else metadata.generateName, else "". */
+const char *pod_name(const cJSON *pod);
+
+#endif

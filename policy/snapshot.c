@@ -1,0 +1,589 @@
+/*
+ * snapshot.c - the policy file (YAML) into an immutable snapshot.
+ *
+ * The reader is strict: an unknown key, a duplicated key or a value of the
+ * wrong type is an error at its line and column, because a typo in a
+ * policy that silently does nothing is worse than a refusal to load.
+ */
+#include "snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+
+/* Set by policy/embedded.S from deploy/policy.yaml. */
+extern const char policy_embedded[];
+extern const char policy_embedded_end[];
+
+static const char *const mode_names[] = {
+    [MODE_ENFORCE] = "enforce",
+    [MODE_WARN] = "warn",
+    [MODE_AUDIT] = "audit",
+};
+
+const char *
+mode_name(enum mode mode)
+{
+    return mode_names[mode];
+}
+
+int
+mode_parse(const char *word, enum mode *out)
+{
+    for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+        if (strcmp(word, mode_names[i]) == 0) {
+            *out = (enum mode)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* --- reading typed values, each failing with a positioned message ------ */
+
+static int
+want_kind(const struct ynode *n, enum ynode_kind kind, const char *what,
+          struct load_error *err)
+{
+    static const char *const kinds[] = {"a scalar", "a list", "a map"};
+
+    if (n->kind == kind)
+        return 0;
+    ynode_error(err, n, "%s must be %s", what, kinds[kind]);
+    return -1;
+}
+
+static int
+read_string(const struct ynode *n, const char *what, char **out,
+            struct load_error *err)
+{
+    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
+        return -1;
+    if (n->scalar[0] == '\0') {
+        ynode_error(err, n, "%s must not be empty", what);
+        return -1;
+    }
+    free(*out);
+    if ((*out = strdup(n->scalar)) == NULL) {
+        ynode_error(err, n, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+read_bool(const struct ynode *n, const char *what, bool *out,
+          struct load_error *err)
+{
+    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
+        return -1;
+    if (n->plain && strcmp(n->scalar, "true") == 0)
+        *out = true;
+    else if (n->plain && strcmp(n->scalar, "false") == 0)
+        *out = false;
+    else {
+        ynode_error(err, n, "%s must be true or false, not '%s'", what,
+                    n->scalar);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+read_int(const struct ynode *n, const char *what, int min, int max, int *out,
+         struct load_error *err)
+{
+    char *end;
+    long v;
+
+    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
+        return -1;
+    v = strtol(n->scalar, &end, 10);
+    if (!n->plain || end == n->scalar || *end != '\0' || v < min || v > max) {
+        ynode_error(err, n, "%s must be a whole number from %d to %d, not '%s'",
+                    what, min, max, n->scalar);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int
+read_mode(const struct ynode *n, enum mode *out, struct load_error *err)
+{
+    if (want_kind(n, YNODE_SCALAR, "mode", err) < 0)
+        return -1;
+    if (mode_parse(n->scalar, out) < 0) {
+        ynode_error(err, n, "unknown mode '%s' (enforce, warn or audit)",
+                    n->scalar);
+        return -1;
+    }
+    return 0;
+}
+
+/* A memory quantity such as "144Gi"; its value in bytes goes to *bytes. */
+static int
+read_quantity(const struct ynode *n, const char *what, char **out,
+              uint64_t *bytes, struct load_error *err)
+{
+    double value;
+
+    if (read_string(n, what, out, err) < 0)
+        return -1;
+    if (quantity_parse(*out, &value) < 0 || value < 1) {
+        ynode_error(err, n, "%s must be a quantity such as 64Gi, not '%s'",
+                    what, *out);
+        return -1;
+    }
+    if (bytes)
+        *bytes = (uint64_t)value;
+    return 0;
+}
+
+/*
+ * Every key of map must be one of the names in keys (NULL-terminated), and
+ * appear once.
+ */
+static int
+check_keys(const struct ynode *map, const char *const *keys, const char *what,
+           struct load_error *err)
+{
+    for (size_t i = 0; i < map->n_items; i += 2) {
+        const struct ynode *k = map->items[i];
+        size_t j;
+
+        if (want_kind(k, YNODE_SCALAR, "a key", err) < 0)
+            return -1;
+        for (j = 0; keys[j] && strcmp(keys[j], k->scalar) != 0; j++)
+            ;
+        if (keys[j] == NULL) {
+            ynode_error(err, k, "unknown key '%s' in %s", k->scalar, what);
+            return -1;
+        }
+        for (size_t m = 0; m < i; m += 2) {
+            if (strcmp(map->items[m]->scalar, k->scalar) == 0) {
+                ynode_error(err, k, "duplicate key '%s' in %s", k->scalar,
+                            what);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Looks up a key that must be there. */
+static const struct ynode *
+need(const struct ynode *map, const char *key, const char *what,
+     struct load_error *err)
+{
+    const struct ynode *v = ynode_get(map, key);
+
+    if (v == NULL)
+        ynode_error(err, map, "%s needs '%s'", what, key);
+    return v;
+}
+
+/* --- sections --------------------------------------------------------- */
+
+static int
+read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
+{
+    static const char *const keys[] = {"efa",         "hostIPC", "shm",
+                                       "ipcLock",     "tolerations",
+                                       "env",         NULL};
+    bool *fields[] = {&in->efa,      &in->host_ipc,    &in->shm,
+                      &in->ipc_lock, &in->tolerations, &in->env};
+
+    if (want_kind(n, YNODE_MAP, "inject", err) < 0 ||
+        check_keys(n, keys, "inject", err) < 0)
+        return -1;
+    for (size_t i = 0; keys[i]; i++) {
+        const struct ynode *v = ynode_get(n, keys[i]);
+        if (v && read_bool(v, keys[i], fields[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+read_namespaces(const struct ynode *n, struct snapshot *s,
+                struct load_error *err)
+{
+    static const char *const keys[] = {"name", "mode", "inject", NULL};
+
+    if (want_kind(n, YNODE_SEQ, "namespaces", err) < 0)
+        return -1;
+    if (n->n_items == 0)
+        return 0;
+    s->namespaces = calloc(n->n_items, sizeof(*s->namespaces));
+    if (s->namespaces == NULL) {
+        ynode_error(err, n, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n->n_items; i++) {
+        const struct ynode *item = n->items[i], *v;
+        struct namespace_policy *ns = &s->namespaces[s->n_namespaces++];
+
+        /* A namespace inherits what it does not say. */
+        ns->mode = s->mode;
+        ns->inject = s->inject;
+        if (want_kind(item, YNODE_MAP, "a namespace", err) < 0 ||
+            check_keys(item, keys, "a namespace", err) < 0 ||
+            (v = need(item, "name", "a namespace", err)) == NULL ||
+            read_string(v, "name", &ns->name, err) < 0)
+            return -1;
+        for (size_t j = 0; j + 1 < s->n_namespaces; j++) {
+            if (strcmp(s->namespaces[j].name, ns->name) == 0) {
+                ynode_error(err, v, "namespace '%s' listed twice", ns->name);
+                return -1;
+            }
+        }
+        if ((v = ynode_get(item, "mode")) && read_mode(v, &ns->mode, err) < 0)
+            return -1;
+        if ((v = ynode_get(item, "inject")) &&
+            read_inject(v, &ns->inject, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+read_env(const struct ynode *n, struct instance_type *t, struct load_error *err)
+{
+    static const char *const keys[] = {"name", "value", "why", NULL};
+
+    if (want_kind(n, YNODE_SEQ, "env", err) < 0)
+        return -1;
+    if (n->n_items == 0)
+        return 0;
+    if ((t->env = calloc(n->n_items, sizeof(*t->env))) == NULL) {
+        ynode_error(err, n, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n->n_items; i++) {
+        const struct ynode *item = n->items[i], *v;
+        struct env_var *e = &t->env[t->n_env++];
+
+        if (want_kind(item, YNODE_MAP, "an env entry", err) < 0 ||
+            check_keys(item, keys, "an env entry", err) < 0)
+            return -1;
+        if ((v = need(item, "name", "an env entry", err)) == NULL ||
+            read_string(v, "name", &e->name, err) < 0)
+            return -1;
+        /* An empty value is a real value: keep it possible. */
+        if ((v = need(item, "value", "an env entry", err)) == NULL ||
+            want_kind(v, YNODE_SCALAR, "value", err) < 0)
+            return -1;
+        if ((e->value = strdup(v->scalar)) == NULL) {
+            ynode_error(err, v, "out of memory");
+            return -1;
+        }
+        if ((v = need(item, "why", "an env entry", err)) == NULL ||
+            read_string(v, "why", &e->why, err) < 0)
+            return -1;
+        for (size_t j = 0; j + 1 < t->n_env; j++) {
+            if (strcmp(t->env[j].name, e->name) == 0) {
+                ynode_error(err, item, "env '%s' listed twice", e->name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Facts that must hold together, or the table contradicts itself. */
+static int
+check_type(const struct ynode *n, const struct instance_type *t,
+           struct load_error *err)
+{
+    if ((t->count == 1) != (t->link == LINK_SINGLE)) {
+        ynode_error(err, n,
+                    "'%s': interconnect 'single' goes with count 1, and only "
+                    "with it",
+                    t->name);
+        return -1;
+    }
+    for (size_t i = 0; i < t->n_env; i++) {
+        if (strcmp(t->env[i].name, "FI_EFA_USE_DEVICE_RDMA") == 0 &&
+            !t->gpudirect_rdma) {
+            ynode_error(err, n,
+                        "'%s' has no GPUDirect RDMA: FI_EFA_USE_DEVICE_RDMA "
+                        "would break EFA there",
+                        t->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+read_type(const struct ynode *n, struct instance_type *t,
+          struct load_error *err)
+{
+    static const char *const keys[] = {
+        "name",         "accelerator", "resource",   "count",
+        "memory",       "interconnect", "nvlinkGBps", "efa",
+        "gpuDirectRDMA", "hostMemory", "shm",        "env",
+        NULL};
+    const struct ynode *v;
+    const char *what = "an instance type";
+
+    if (want_kind(n, YNODE_MAP, what, err) < 0 ||
+        check_keys(n, keys, what, err) < 0)
+        return -1;
+    if ((v = need(n, "name", what, err)) == NULL ||
+        read_string(v, "name", &t->name, err) < 0 ||
+        (v = need(n, "accelerator", what, err)) == NULL ||
+        read_string(v, "accelerator", &t->accelerator, err) < 0 ||
+        (v = need(n, "resource", what, err)) == NULL ||
+        read_string(v, "resource", &t->resource, err) < 0 ||
+        (v = need(n, "count", what, err)) == NULL ||
+        read_int(v, "count", 1, 64, &t->count, err) < 0 ||
+        (v = need(n, "memory", what, err)) == NULL ||
+        read_quantity(v, "memory", &t->memory, NULL, err) < 0 ||
+        (v = need(n, "efa", what, err)) == NULL ||
+        read_int(v, "efa", 0, 64, &t->efa, err) < 0 ||
+        (v = need(n, "gpuDirectRDMA", what, err)) == NULL ||
+        read_bool(v, "gpuDirectRDMA", &t->gpudirect_rdma, err) < 0 ||
+        (v = need(n, "hostMemory", what, err)) == NULL ||
+        read_quantity(v, "hostMemory", &t->host_memory, NULL, err) < 0 ||
+        (v = need(n, "shm", what, err)) == NULL ||
+        read_quantity(v, "shm", &t->shm, &t->shm_bytes, err) < 0)
+        return -1;
+    if ((v = need(n, "interconnect", what, err)) == NULL ||
+        want_kind(v, YNODE_SCALAR, "interconnect", err) < 0)
+        return -1;
+    if (link_parse(v->scalar, &t->link) < 0) {
+        ynode_error(err, v,
+                    "unknown interconnect '%s' (single, pcie, nvlink, "
+                    "nvswitch or neuronlink)",
+                    v->scalar);
+        return -1;
+    }
+    if ((v = ynode_get(n, "nvlinkGBps")) &&
+        read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)
+        return -1;
+    if ((v = ynode_get(n, "env")) && read_env(v, t, err) < 0)
+        return -1;
+    return check_type(n, t, err);
+}
+
+static int
+read_types(const struct ynode *n, struct snapshot *s, struct load_error *err)
+{
+    if (want_kind(n, YNODE_SEQ, "instanceTypes", err) < 0)
+        return -1;
+    if ((s->types = calloc(n->n_items + 1, sizeof(*s->types))) == NULL) {
+        ynode_error(err, n, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n->n_items; i++) {
+        struct instance_type *t = &s->types[s->n_types++];
+        if (read_type(n->items[i], t, err) < 0)
+            return -1;
+        for (size_t j = 0; j + 1 < s->n_types; j++) {
+            if (strcmp(s->types[j].name, t->name) == 0) {
+                ynode_error(err, n->items[i], "instance type '%s' listed twice",
+                            t->name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int
+read_unknown(const struct ynode *n, enum unknown_action *out,
+             struct load_error *err)
+{
+    if (want_kind(n, YNODE_SCALAR, "unknownInstanceType", err) < 0)
+        return -1;
+    if (strcmp(n->scalar, "warn") == 0)
+        *out = UNKNOWN_WARN;
+    else if (strcmp(n->scalar, "deny") == 0)
+        *out = UNKNOWN_DENY;
+    else {
+        ynode_error(err, n, "unknownInstanceType must be warn or deny, not '%s'",
+                    n->scalar);
+        return -1;
+    }
+    return 0;
+}
+
+/* Top-level fields first, so namespaces inherit them wherever they sit. */
+static int
+read_policy(const struct ynode *root, struct snapshot *s,
+            struct load_error *err)
+{
+    static const char *const keys[] = {
+        "mode",      "unknownInstanceType", "optOut",       "overrideUserValues",
+        "inject",    "namespaces",          "instanceTypes", NULL};
+    const struct ynode *v;
+
+    if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
+        check_keys(root, keys, "the policy", err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "mode")) && read_mode(v, &s->mode, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "unknownInstanceType")) &&
+        read_unknown(v, &s->unknown, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "optOut")) &&
+        read_bool(v, "optOut", &s->allow_opt_out, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "overrideUserValues")) &&
+        read_bool(v, "overrideUserValues", &s->override_user, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "inject")) && read_inject(v, &s->inject, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "namespaces")) &&
+        read_namespaces(v, s, err) < 0)
+        return -1;
+    if ((v = need(root, "instanceTypes", "the policy", err)) == NULL)
+        return -1;
+    return read_types(v, s, err);
+}
+
+static uint64_t
+fnv1a(const char *bytes, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)bytes[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static void
+snapshot_free(struct snapshot *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n_types; i++) {
+        struct instance_type *t = &s->types[i];
+        for (size_t j = 0; j < t->n_env; j++) {
+            free(t->env[j].name);
+            free(t->env[j].value);
+            free(t->env[j].why);
+        }
+        free(t->env);
+        free(t->name);
+        free(t->accelerator);
+        free(t->resource);
+        free(t->memory);
+        free(t->host_memory);
+        free(t->shm);
+    }
+    free(s->types);
+    for (size_t i = 0; i < s->n_namespaces; i++)
+        free(s->namespaces[i].name);
+    free(s->namespaces);
+    free(s->origin);
+    free(s);
+}
+
+struct snapshot *
+snapshot_parse(const char *bytes, size_t len, const char *origin,
+               struct load_error *err)
+{
+    struct snapshot *s = NULL;
+    struct ytree *tree;
+
+    if ((tree = ytree_parse(bytes, len, err)) == NULL)
+        return NULL;
+    if (tree->n_docs != 1) {
+        ynode_error(err, tree->n_docs ? tree->docs[1] : NULL,
+                    "a policy is one YAML document, found %zu", tree->n_docs);
+        goto fail;
+    }
+    if ((s = calloc(1, sizeof(*s))) == NULL ||
+        (s->origin = strdup(origin)) == NULL) {
+        ynode_error(err, NULL, "out of memory");
+        goto fail;
+    }
+    s->refs = 1;
+    s->digest = fnv1a(bytes, len);
+    s->mode = MODE_ENFORCE;
+    s->unknown = UNKNOWN_WARN;
+    s->allow_opt_out = true;
+    s->inject = (struct inject){true, true, true, true, true, true};
+    if (read_policy(tree->docs[0], s, err) < 0)
+        goto fail;
+    ytree_free(tree);
+    return s;
+fail:
+    snapshot_free(s);
+    ytree_free(tree);
+    return NULL;
+}
+
+struct snapshot *
+snapshot_parse_embedded(struct load_error *err)
+{
+    return snapshot_parse(policy_embedded,
+                          (size_t)(policy_embedded_end - policy_embedded),
+                          "embedded", err);
+}
+
+void
+snapshot_force_mode(struct snapshot *s, enum mode mode)
+{
+    s->mode = mode;
+    for (size_t i = 0; i < s->n_namespaces; i++)
+        s->namespaces[i].mode = mode;
+}
+
+struct snapshot *
+snapshot_ref(struct snapshot *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void
+snapshot_unref(struct snapshot *s)
+{
+    if (s == NULL)
+        return;
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        snapshot_free(s);
+}
+
+const struct instance_type *
+snapshot_lookup(const struct snapshot *s, const char *name)
+{
+    /* SageMaker HyperPod labels nodes "ml.p4d.24xlarge". */
+    if (strncmp(name, "ml.", 3) == 0)
+        name += 3;
+    for (size_t i = 0; i < s->n_types; i++)
+        if (strcmp(s->types[i].name, name) == 0)
+            return &s->types[i];
+    return NULL;
+}
+
+static const struct namespace_policy *
+namespace_find(const struct snapshot *s, const char *ns)
+{
+    for (size_t i = 0; ns && i < s->n_namespaces; i++)
+        if (strcmp(s->namespaces[i].name, ns) == 0)
+            return &s->namespaces[i];
+    return NULL;
+}
+
+enum mode
+snapshot_mode_for(const struct snapshot *s, const char *ns)
+{
+    const struct namespace_policy *n = namespace_find(s, ns);
+    return n ? n->mode : s->mode;
+}
+
+const struct inject *
+snapshot_inject_for(const struct snapshot *s, const char *ns)
+{
+    const struct namespace_policy *n = namespace_find(s, ns);
+    return n ? &n->inject : &s->inject;
+}

@@ -1,0 +1,87 @@
+/*
+ * snapshot.h - a loaded policy: modes, switches and the topology table.
+ *
+ * A snapshot is immutable once snapshot_parse() returns it. Readers that
+ * may outlive a reload take a reference with snapshot_ref() and drop it
+ * with snapshot_unref(); the last unref frees it. snapshot_parse() only
+ * reads bytes: opening files is the caller's business.
+ */
+#ifndef TOPOGATE_SNAPSHOT_H
+#define TOPOGATE_SNAPSHOT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.h"
+#include "yamltree.h"
+
+enum mode { MODE_ENFORCE, MODE_WARN, MODE_AUDIT };
+
+/* What to do with a governed pod whose node type cannot be known. */
+enum unknown_action { UNKNOWN_WARN, UNKNOWN_DENY };
+
+/* Each injection can be switched off, globally or per namespace. */
+struct inject {
+    bool efa;
+    bool host_ipc;
+    bool shm;
+    bool ipc_lock;
+    bool tolerations;
+    bool env;
+};
+
+struct namespace_policy {
+    char *name;
+    enum mode mode;
+    struct inject inject;
+};
+
+struct snapshot {
+    atomic_int refs; /* see snapshot_ref() */
+    char *origin; /* file name, or "embedded" */
+    uint64_t digest; /* FNV-1a of the source bytes, for the info metric */
+    enum mode mode;
+    enum unknown_action unknown;
+    bool allow_opt_out;  /* honour topogate.io/skip: "true" */
+    bool override_user;  /* replace values the user set instead of keeping them */
+    struct inject inject;
+    struct namespace_policy *namespaces;
+    size_t n_namespaces;
+    struct instance_type *types;
+    size_t n_types;
+};
+
+/*
+ * Parses a policy document. Returns an owned snapshot (one reference), or
+ * NULL with *err filled in. origin names the source in messages.
+ */
+struct snapshot *snapshot_parse(const char *bytes, size_t len,
+                                const char *origin, struct load_error *err);
+
+/* The policy compiled into the binary, from deploy/policy.yaml. */
+struct snapshot *snapshot_parse_embedded(struct load_error *err);
+
+/* Sets every mode (global and per namespace) to one value: --mode. */
+void snapshot_force_mode(struct snapshot *s, enum mode mode);
+
+struct snapshot *snapshot_ref(struct snapshot *s);
+void snapshot_unref(struct snapshot *s);
+
+/* Borrowed row for a type name (an "ml." HyperPod prefix is ignored). */
+const struct instance_type *snapshot_lookup(const struct snapshot *s,
+                                            const char *name);
+
+/* The mode and switches that govern one namespace. */
+enum mode snapshot_mode_for(const struct snapshot *s, const char *ns);
+const struct inject *snapshot_inject_for(const struct snapshot *s,
+                                         const char *ns);
+
+const char *mode_name(enum mode mode);
+int mode_parse(const char *word, enum mode *out);
+
+/* Writes the policy back as YAML that snapshot_parse() reads. Owned. */
+char *snapshot_print(const struct snapshot *s);
+
+#endif

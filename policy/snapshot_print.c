@@ -1,0 +1,128 @@
+/*
+ * snapshot_print.c - a snapshot back to policy YAML, in one canonical
+ * form, so that print -> parse -> print gives the same bytes.
+ */
+#include "snapshot.h"
+
+#include <string.h>
+
+#include "strbuf.h"
+
+/* Plain YAML only where no reader could take it for anything but text. */
+static bool
+plain_safe(const char *s)
+{
+    static const char *const words[] = {"true", "false", "null", "yes",
+                                        "no",   "on",    "off",  "y",
+                                        "n",    "~",     NULL};
+
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789._/-",
+                    *p))
+            return false;
+    for (size_t i = 0; words[i]; i++)
+        if (strcasecmp(s, words[i]) == 0)
+            return false;
+    return true;
+}
+
+static void
+put_string(struct strbuf *sb, const char *s)
+{
+    if (plain_safe(s)) {
+        strbuf_puts(sb, s);
+        return;
+    }
+    strbuf_puts(sb, "\"");
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            strbuf_printf(sb, "\\%c", *p);
+        else if ((unsigned char)*p < 0x20)
+            strbuf_printf(sb, "\\x%02x", (unsigned char)*p);
+        else
+            strbuf_add(sb, p, 1);
+    }
+    strbuf_puts(sb, "\"");
+}
+
+static const char *
+yes_no(bool b)
+{
+    return b ? "true" : "false";
+}
+
+static void
+put_inject(struct strbuf *sb, const struct inject *in, const char *indent)
+{
+    strbuf_printf(sb,
+                  "%sefa: %s\n%shostIPC: %s\n%sshm: %s\n%sipcLock: %s\n"
+                  "%stolerations: %s\n%senv: %s\n",
+                  indent, yes_no(in->efa), indent, yes_no(in->host_ipc),
+                  indent, yes_no(in->shm), indent, yes_no(in->ipc_lock),
+                  indent, yes_no(in->tolerations), indent, yes_no(in->env));
+}
+
+static void
+put_type(struct strbuf *sb, const struct instance_type *t)
+{
+    strbuf_puts(sb, "  - name: ");
+    put_string(sb, t->name);
+    strbuf_puts(sb, "\n    accelerator: ");
+    put_string(sb, t->accelerator);
+    strbuf_puts(sb, "\n    resource: ");
+    put_string(sb, t->resource);
+    strbuf_printf(sb, "\n    count: %d\n    memory: %s\n", t->count,
+                  t->memory);
+    strbuf_printf(sb, "    interconnect: %s\n    nvlinkGBps: %d\n",
+                  link_name(t->link), t->nvlink_gbps);
+    strbuf_printf(sb, "    efa: %d\n    gpuDirectRDMA: %s\n", t->efa,
+                  yes_no(t->gpudirect_rdma));
+    strbuf_printf(sb, "    hostMemory: %s\n    shm: %s\n", t->host_memory,
+                  t->shm);
+    if (t->n_env == 0) {
+        strbuf_puts(sb, "    env: []\n");
+        return;
+    }
+    strbuf_puts(sb, "    env:\n");
+    for (size_t i = 0; i < t->n_env; i++) {
+        strbuf_puts(sb, "      - name: ");
+        put_string(sb, t->env[i].name);
+        strbuf_puts(sb, "\n        value: ");
+        /* Values are always quoted: "1" must stay a string. */
+        strbuf_puts(sb, "\"");
+        strbuf_puts(sb, t->env[i].value);
+        strbuf_puts(sb, "\"\n        why: ");
+        put_string(sb, t->env[i].why);
+        strbuf_puts(sb, "\n");
+    }
+}
+
+char *
+snapshot_print(const struct snapshot *s)
+{
+    struct strbuf sb = {0};
+
+    strbuf_printf(&sb, "# topogate policy, loaded from %s\n", s->origin);
+    strbuf_printf(&sb, "mode: %s\n", mode_name(s->mode));
+    strbuf_printf(&sb, "unknownInstanceType: %s\n",
+                  s->unknown == UNKNOWN_DENY ? "deny" : "warn");
+    strbuf_printf(&sb, "optOut: %s\n", yes_no(s->allow_opt_out));
+    strbuf_printf(&sb, "overrideUserValues: %s\n", yes_no(s->override_user));
+    strbuf_puts(&sb, "inject:\n");
+    put_inject(&sb, &s->inject, "  ");
+    strbuf_puts(&sb, s->n_namespaces ? "namespaces:\n" : "namespaces: []\n");
+    for (size_t i = 0; i < s->n_namespaces; i++) {
+        strbuf_puts(&sb, "  - name: ");
+        put_string(&sb, s->namespaces[i].name);
+        strbuf_printf(&sb, "\n    mode: %s\n    inject:\n",
+                      mode_name(s->namespaces[i].mode));
+        put_inject(&sb, &s->namespaces[i].inject, "      ");
+    }
+    strbuf_puts(&sb, "instanceTypes:\n");
+    for (size_t i = 0; i < s->n_types; i++)
+        put_type(&sb, &s->types[i]);
+    return strbuf_take(&sb);
+}

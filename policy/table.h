@@ -1,0 +1,51 @@
+/*
+ * table.h - one row of the topology table: what an instance type offers.
+ *
+ * Rows are owned by the snapshot that loaded them; everything here borrows.
+ */
+#ifndef TOPOGATE_TABLE_H
+#define TOPOGATE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum interconnect {
+    LINK_SINGLE,     /* one accelerator: nothing to split */
+    LINK_PCIE,       /* several, joined only by PCIe */
+    LINK_NVLINK,     /* NVLink without a switch (p3 cube-mesh, p6-b300) */
+    LINK_NVSWITCH,   /* every GPU to every GPU through NVSwitch */
+    LINK_NEURONLINK, /* Trainium devices */
+};
+
+struct env_var {
+    char *name;
+    char *value;
+    char *why; /* the reason, printed by `topogate tables` */
+};
+
+struct instance_type {
+    char *name;        /* "p4d.24xlarge" */
+    char *accelerator; /* "A100" */
+    char *resource;    /* extended resource: "nvidia.com/gpu" */
+    int count;         /* accelerators on the node */
+    char *memory;      /* per accelerator, a quantity: "40Gi" */
+    enum interconnect link;
+    int nvlink_gbps; /* per GPU, bidirectional; 0 without NVLink */
+    int efa;         /* vpc.amazonaws.com/efa allocatable */
+    bool gpudirect_rdma;
+    char *host_memory; /* a quantity: "1152Gi" */
+    char *shm;         /* /dev/shm sizeLimit to give: "144Gi" */
+    uint64_t shm_bytes;
+    struct env_var *env;
+    size_t n_env;
+};
+
+/* "nvswitch" etc.; NULL for an unknown word. */
+const char *link_name(enum interconnect link);
+int link_parse(const char *word, enum interconnect *out);
+
+/* True where GPUs inside one node talk over NVLink: splitting them hurts. */
+bool link_is_nvlink(enum interconnect link);
+
+#endif

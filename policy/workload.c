@@ -1,0 +1,211 @@
+/*
+ * workload.c - recognising Kubeflow training pods and their job shape.
+ *
+ * Labels and env names are the operators' own constants (see
+ * shared/research/topology-and-kubeflow-facts.md section 2).
+ */
+#include "workload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pod.h"
+
+#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
+#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
+#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
+#define LABEL_MANAGED "topogate.io/managed"
+/* Trainer v2 names both the replicated job and its container "node". */
+#define TRAINER_NODE "node"
+
+const char *
+owner_name(enum owner owner)
+{
+    static const char *const names[] = {
+        [OWNER_NONE] = "none",         [OWNER_PYTORCHJOB] = "PyTorchJob",
+        [OWNER_MPIJOB] = "MPIJob",     [OWNER_TRAINJOB] = "TrainJob",
+        [OWNER_MANAGED] = "managed pod",
+    };
+    return names[owner];
+}
+
+static const cJSON *
+spec_field(const cJSON *pod, const char *field)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    return cJSON_GetObjectItemCaseSensitive(spec, field);
+}
+
+static bool
+is_true(const char *s)
+{
+    return s && strcmp(s, "true") == 0;
+}
+
+/* Counts one resource in a container, remembering the first bad value. */
+static long
+count_or_note(const cJSON *c, const char *resource, struct workload *w)
+{
+    long n;
+
+    if (pod_count(c, resource, &n) == COUNT_INVALID && !w->bad_value) {
+        w->bad_container = json_string(c, "name");
+        w->bad_value = pod_resource(c, resource);
+        w->bad_resource = resource;
+    }
+    return n;
+}
+
+/*
+ * Effective GPUs, as the scheduler counts them: app containers and native
+ * sidecars run together; other init containers run one at a time first.
+ */
+static void
+read_resources(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c;
+    long running = 0, init_max = 0;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        running += count_or_note(c, RESOURCE_GPU, w);
+        w->efa += count_or_note(c, RESOURCE_EFA, w);
+    }
+    cJSON_ArrayForEach(c, spec_field(pod, "initContainers"))
+    {
+        long n = count_or_note(c, RESOURCE_GPU, w);
+        if (pod_is_sidecar(c))
+            running += n;
+        else if (n > init_max)
+            init_max = n;
+    }
+    w->gpus = running > init_max ? running : init_max;
+    w->any_gpu = running > 0 || init_max > 0;
+}
+
+/* Trainer v2: label, container name and PET_NNODES all agree. */
+static bool
+is_trainjob_pod(const cJSON *pod)
+{
+    const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
+    const cJSON *c;
+
+    if (rj == NULL)
+        return false;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *name = json_string(c, "name");
+        if (name && strcmp(name, TRAINER_NODE) == 0 &&
+            pod_env(c, "PET_NNODES"))
+            return true;
+    }
+    return false;
+}
+
+static enum owner
+read_owner(const cJSON *pod, struct workload *w)
+{
+    const char *op = pod_label(pod, LABEL_OPERATOR);
+    const char *rtype = pod_label(pod, LABEL_REPLICA_TYPE);
+
+    if (op && strcmp(op, "pytorchjob-controller") == 0)
+        return OWNER_PYTORCHJOB;
+    if (op && (strcmp(op, "mpijob-controller") == 0 ||
+               strcmp(op, "mpi-operator") == 0)) {
+        w->launcher = rtype && strcmp(rtype, "launcher") == 0;
+        return OWNER_MPIJOB;
+    }
+    if (is_trainjob_pod(pod))
+        return OWNER_TRAINJOB;
+    if (is_true(pod_label(pod, LABEL_MANAGED)))
+        return OWNER_MANAGED;
+    return OWNER_NONE;
+}
+
+/* A whole positive number, or -1. */
+static long
+parse_positive(const char *s)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    v = strtol(s, &end, 10);
+    return (*end == '\0' && v > 0 && v < 1000000) ? v : -1;
+}
+
+/* The container that carries the job's env: the first one that has it. */
+static const cJSON *
+job_env_container(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        if (pod_env(c, "PET_NNODES"))
+            return c;
+    }
+    return NULL;
+}
+
+static void
+read_shape(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c = job_env_container(pod);
+    const char *nnodes = pod_env_value(c, "PET_NNODES");
+    const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
+    const char *colon;
+    long n;
+
+    w->pods = 1;
+    /* Elastic jobs say "min:max"; the job can grow to max. */
+    if (nnodes && (colon = strchr(nnodes, ':')) != NULL)
+        nnodes = colon + 1;
+    if ((n = parse_positive(nnodes)) > 0) {
+        w->pods = n;
+        w->pods_known = true;
+    }
+    /* mpi-operator sets no size on workers, and there is always more than
+     * one process per job; count them as multi-pod. */
+    if (w->owner == OWNER_MPIJOB && !w->pods_known && !w->launcher)
+        w->pods = 2;
+    /* "auto" and "gpu" mean one process per GPU of the pod. */
+    n = parse_positive(nproc);
+    w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);
+    w->has_master = pod_env(c, "MASTER_ADDR") != NULL ||
+                    pod_env(c, "PET_MASTER_ADDR") != NULL;
+}
+
+static bool
+has_dra_claims(const cJSON *pod)
+{
+    const cJSON *c;
+
+    if (cJSON_GetArraySize(spec_field(pod, "resourceClaims")) > 0)
+        return true;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+        if (cJSON_GetArraySize(
+                cJSON_GetObjectItemCaseSensitive(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
+void
+workload_read(const cJSON *pod, struct workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    read_resources(pod, w);
+    w->owner = read_owner(pod, w);
+    read_shape(pod, w);
+    w->has_claims = has_dra_claims(pod);
+}
+
+long
+workload_world(const struct workload *w)
+{
+    return w->pods * w->procs;
+}

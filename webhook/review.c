@@ -1,0 +1,285 @@
+/*
+ * review.c - AdmissionReview admission.k8s.io/v1 in, the same out.
+ *
+ * decode: check the envelope the apiserver always sends, and nothing of the
+ * object (that is the engine's business and never a 400). decide. encode:
+ * response.uid echoes request.uid; a patch only when there are ops.
+ */
+#include "review.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "jsonpatch.h"
+#include "policy/decide.h"
+
+#define REVIEW_API_VERSION "admission.k8s.io/v1"
+#define REVIEW_KIND "AdmissionReview"
+
+static const char *
+status_reason(int code)
+{
+    switch (code) {
+    case 400:
+        return "BadRequest";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "NotFound";
+    case 405:
+        return "MethodNotAllowed";
+    case 413:
+        return "RequestEntityTooLarge";
+    case 415:
+        return "UnsupportedMediaType";
+    default:
+        return "InternalError";
+    }
+}
+
+char *
+review_error_body(int code, const char *message)
+{
+    cJSON *st = cJSON_CreateObject();
+    char *text = NULL;
+
+    if (cJSON_AddStringToObject(st, "kind", "Status") &&
+        cJSON_AddStringToObject(st, "apiVersion", "v1") &&
+        cJSON_AddObjectToObject(st, "metadata") &&
+        cJSON_AddStringToObject(st, "status", "Failure") &&
+        cJSON_AddStringToObject(st, "message", message) &&
+        cJSON_AddStringToObject(st, "reason", status_reason(code)) &&
+        cJSON_AddNumberToObject(st, "code", code))
+        text = cJSON_PrintUnformatted(st);
+    cJSON_Delete(st);
+    return text;
+}
+
+static void
+copy_field(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src ? src : "");
+}
+
+static const char *
+string_at(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The envelope: fills *req or writes why not into msg. 0 or -1. */
+static int
+decode(const cJSON *root, struct admission *req, char *msg, size_t size)
+{
+    const char *version = string_at(root, "apiVersion");
+    const char *kind = string_at(root, "kind");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "request");
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "kind");
+    const cJSON *dry = cJSON_GetObjectItemCaseSensitive(r, "dryRun");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(r, "namespace");
+
+    memset(req, 0, sizeof(*req));
+    if (!cJSON_IsObject(root))
+        return snprintf(msg, size, "the body is not a JSON object"), -1;
+    if (version == NULL || strcmp(version, REVIEW_API_VERSION) != 0)
+        return snprintf(msg, size,
+                        "unsupported apiVersion '%s': topogate speaks "
+                        REVIEW_API_VERSION " only",
+                        version ? version : ""), -1;
+    if (kind == NULL || strcmp(kind, REVIEW_KIND) != 0)
+        return snprintf(msg, size, "kind '%s' is not " REVIEW_KIND,
+                        kind ? kind : ""), -1;
+    if (!cJSON_IsObject(r))
+        return snprintf(msg, size, "'request' is missing or not an object"),
+               -1;
+    req->uid = string_at(r, "uid");
+    if (req->uid == NULL || req->uid[0] == '\0')
+        return snprintf(msg, size, "'request.uid' is missing or not a string"),
+               -1;
+    req->kind = string_at(k, "kind");
+    req->group = string_at(k, "group");
+    if (req->kind == NULL || req->group == NULL)
+        return snprintf(msg, size,
+                        "'request.kind' needs string 'group' and 'kind'"), -1;
+    req->operation = string_at(r, "operation");
+    if (req->operation == NULL)
+        return snprintf(msg, size, "'request.operation' is missing"), -1;
+    if (ns && !cJSON_IsString(ns))
+        return snprintf(msg, size, "'request.namespace' is not a string"), -1;
+    req->namespace = ns ? ns->valuestring : "";
+    if (dry && !cJSON_IsBool(dry))
+        return snprintf(msg, size, "'request.dryRun' is not a boolean"), -1;
+    req->dry_run = cJSON_IsTrue(dry);
+    req->object = cJSON_GetObjectItemCaseSensitive(r, "object");
+    /* DELETE sends a null object; CREATE and UPDATE always send one. */
+    if ((strcmp(req->operation, "CREATE") == 0 ||
+         strcmp(req->operation, "UPDATE") == 0) &&
+        !cJSON_IsObject(req->object))
+        return snprintf(msg, size, "'request.object' is missing or not an "
+                                   "object"), -1;
+    return 0;
+}
+
+static int
+add_status(cJSON *resp, const struct decision *d)
+{
+    cJSON *st = cJSON_AddObjectToObject(resp, "status");
+
+    return st && cJSON_AddStringToObject(st, "status", "Failure") &&
+                   cJSON_AddStringToObject(st, "message",
+                                           d->message ? d->message : "") &&
+                   cJSON_AddStringToObject(st, "reason",
+                                           status_reason(d->code)) &&
+                   cJSON_AddNumberToObject(st, "code", d->code)
+               ? 0
+               : -1;
+}
+
+static int
+add_patch(cJSON *resp, const struct decision *d)
+{
+    char *text = jsonpatch_write(d->ops, d->n_ops);
+    char *b64 = text ? jsonpatch_base64(text, strlen(text)) : NULL;
+    int rc = -1;
+
+    if (b64 && cJSON_AddStringToObject(resp, "patchType", "JSONPatch") &&
+        cJSON_AddStringToObject(resp, "patch", b64))
+        rc = 0;
+    free(text);
+    free(b64);
+    return rc;
+}
+
+/* Reported for every governed pod: what was decided, and why. */
+static int
+add_audit(cJSON *resp, const struct decision *d)
+{
+    cJSON *aa = cJSON_AddObjectToObject(resp, "auditAnnotations");
+
+    return aa &&
+                   cJSON_AddStringToObject(aa, "decision",
+                                           verdict_name(d->verdict)) &&
+                   cJSON_AddStringToObject(aa, "reason",
+                                           d->reason ? d->reason : "")
+               ? 0
+               : -1;
+}
+
+static char *
+encode(const struct admission *req, const struct decision *d)
+{
+    cJSON *root = cJSON_CreateObject(), *resp, *warnings;
+    char *text = NULL;
+
+    if (!cJSON_AddStringToObject(root, "apiVersion", REVIEW_API_VERSION) ||
+        !cJSON_AddStringToObject(root, "kind", REVIEW_KIND) ||
+        (resp = cJSON_AddObjectToObject(root, "response")) == NULL ||
+        !cJSON_AddStringToObject(resp, "uid", req->uid) ||
+        !cJSON_AddBoolToObject(resp, "allowed", d->allowed))
+        goto out;
+    if (!d->allowed && add_status(resp, d) < 0)
+        goto out;
+    if (d->n_ops > 0 && add_patch(resp, d) < 0)
+        goto out;
+    if (d->n_warnings > 0) {
+        warnings = cJSON_CreateStringArray((const char *const *)d->warnings,
+                                           (int)d->n_warnings);
+        if (!cJSON_AddItemToObject(resp, "warnings", warnings)) {
+            cJSON_Delete(warnings);
+            goto out;
+        }
+    }
+    if (d->verdict != VERDICT_IGNORE && add_audit(resp, d) < 0)
+        goto out;
+    text = cJSON_PrintUnformatted(root);
+out:
+    cJSON_Delete(root);
+    return text;
+}
+
+static int
+fail(struct review_result *out, int code, const char *message)
+{
+    out->http_status = code;
+    out->verdict = VERDICT_IGNORE;
+    if ((out->body = review_error_body(code, message)) == NULL)
+        return -1;
+    out->body_len = strlen(out->body);
+    return 0;
+}
+
+static void
+remember(struct review_result *out, const struct admission *req,
+         const struct decision *d)
+{
+    const cJSON *meta =
+        cJSON_GetObjectItemCaseSensitive(req->object, "metadata");
+    const char *name = string_at(meta, "name");
+
+    if (name == NULL || name[0] == '\0')
+        name = string_at(meta, "generateName");
+    copy_field(out->uid, sizeof(out->uid), req->uid);
+    copy_field(out->namespace_, sizeof(out->namespace_), req->namespace);
+    copy_field(out->name, sizeof(out->name), name);
+    copy_field(out->instance_type, sizeof(out->instance_type),
+               d->instance_type);
+    out->verdict = d->verdict;
+    out->n_ops = d->n_ops;
+}
+
+int
+review_respond(const struct snapshot *s, const char *body, size_t len,
+               struct review_result *out)
+{
+    struct admission req;
+    struct decision d;
+    const char *end = body;
+    char msg[256];
+    cJSON *root;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    /* The Opts form reports the error position here, not in a global. */
+    root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (root == NULL) {
+        snprintf(msg, sizeof(msg),
+                 "malformed JSON near byte %td (or nested too deeply)",
+                 end - body);
+        return fail(out, 400, msg);
+    }
+    if (decode(root, &req, msg, sizeof(msg)) < 0) {
+        rc = fail(out, 400, msg);
+        cJSON_Delete(root);
+        return rc;
+    }
+    decision_init(&d);
+    if (decide(s, &req, &d) < 0) {
+        rc = fail(out, 500, "out of memory");
+        goto done;
+    }
+    remember(out, &req, &d);
+    out->http_status = 200;
+    if ((out->body = encode(&req, &d)) == NULL) {
+        rc = fail(out, 500, "out of memory");
+        goto done;
+    }
+    out->body_len = strlen(out->body);
+    rc = 0;
+done:
+    decision_free(&d);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void
+review_result_free(struct review_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->body);
+    r->body = NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * review.h - AdmissionReview admission.k8s.io/v1: decode, decide, encode.
+ *
+ * review_respond() is the one path from request bytes to response bytes,
+ * shared by `topogate serve` and `topogate audit --review`. It never
+ * exits and never aborts: broken input becomes a 400 Status body.
+ */
+#ifndef TOPOGATE_REVIEW_H
+#define TOPOGATE_REVIEW_H
+
+#include <stddef.h>
+
+#include "policy/decision.h"
+#include "policy/snapshot.h"
+
+/* What the transport needs to answer, log and count one review. */
+struct review_result {
+    int http_status; /* 200, or 400 for a review we cannot read */
+    char *body;      /* owned JSON text, NUL-terminated */
+    size_t body_len;
+    enum verdict verdict;
+    char uid[64];
+    char namespace_[64];
+    char name[128];          /* pod name, or generateName */
+    char instance_type[64];  /* a table row, "unknown", or "" */
+    size_t n_ops;
+};
+
+/*
+ * Answers one review. Fills *out (body owned by out); returns 0, or -1 when
+ * memory ran out and no body could be built at all.
+ */
+int review_respond(const struct snapshot *s, const char *body, size_t len,
+                   struct review_result *out);
+void review_result_free(struct review_result *r);
+
+/*
+ * An owned metav1.Status JSON body for an HTTP error (400, 405, 413, 415,
+ * 500): what the apiserver logs when a webhook call fails. NULL when out
+ * of memory.
+ */
+char *review_error_body(int code, const char *message);
+
+#endif
