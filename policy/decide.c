@@ -298,6 +298,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         /* Nothing is patched on a denied pod. */
         drop_ops(d);
         rc = deny_finding(d, &worst);
+        d->judged = VERDICT_DENY;
         goto out;
     }
     if (worst.sev != SEV_OK && warn_finding(d, &worst) < 0)
@@ -307,6 +308,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         goto oom;
     if (d->n_ops > 0)
         d->verdict = VERDICT_PATCH;
+    d->judged = worst.sev == SEV_HARD ? VERDICT_DENY : d->verdict;
     if (worst.sev == SEV_HARD)
         d->verdict = VERDICT_WARN;
     if (worst.sev != SEV_OK)
@@ -343,10 +345,11 @@ decide(const struct snapshot *s, const struct admission *req,
         return 0;
     if (w.owner == OWNER_NONE || w.launcher)
         return 0;
+    d->mode = mode_name(snapshot_mode_for(s, req->namespace));
     skip = pod_annotation(pod, ANNOTATION_SKIP);
     if (skip && strcmp(skip, "true") == 0) {
         if (s->allow_opt_out) {
-            d->verdict = VERDICT_ALLOW;
+            d->verdict = d->judged = VERDICT_ALLOW;
             return set_reason(d, "opted out with " ANNOTATION_SKIP);
         }
         if (decision_warn(d, ANNOTATION_SKIP " is not honoured by this "
@@ -362,7 +365,7 @@ decide(const struct snapshot *s, const struct admission *req,
                                w.bad_container ? w.bad_container : "?",
                                w.bad_resource, value ? value : "?");
         free(value);
-        d->verdict = VERDICT_ALLOW;
+        d->verdict = d->judged = VERDICT_ALLOW;
         return rc < 0 ? rc : set_reason(d, "unreadable GPU or EFA count");
     }
     return decide_governed(s, req, &w, d);

@@ -24,7 +24,8 @@ decision_init(struct decision *d)
     memset(d, 0, sizeof(*d));
     d->allowed = true;
     d->code = 200;
-    d->verdict = VERDICT_IGNORE;
+    d->verdict = d->judged = VERDICT_IGNORE;
+    d->mode = "";
     d->instance_type = "";
 }
 

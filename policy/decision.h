@@ -35,8 +35,10 @@ struct decision {
     bool allowed;
     int code;      /* 403 when denied */
     char *message; /* one line, when denied */
-    enum verdict verdict;
-    char *reason;  /* one line for topogate.io/reason */
+    enum verdict verdict; /* what happened, in this mode */
+    enum verdict judged;  /* what enforce does: the audit annotation */
+    const char *mode;     /* the mode that applied */
+    char *reason;         /* one line for the audit annotation */
     const char *instance_type; /* a table row's name, "unknown" or "" */
     char **warnings;
     size_t n_warnings;

@@ -47,9 +47,13 @@ scan_number(const char *s, double *out)
         while (isdigit((unsigned char)*p))
             p++, digits++;
     }
-    if (digits == 0)
+    if (digits == 0 || p - s >= 64)
         return 0;
-    *out = strtod(s, NULL);
+    /* strtod alone would also eat the exponent: read only what we saw. */
+    char text[64];
+    memcpy(text, s, (size_t)(p - s));
+    text[p - s] = '\0';
+    *out = strtod(text, NULL);
     return (size_t)(p - s);
 }
 

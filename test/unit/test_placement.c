@@ -1,0 +1,164 @@
+/* Instance type candidates from what a pod pins, and its job shape. */
+#include <stdlib.h>
+
+#include "policy/placement.h"
+#include "policy/workload.h"
+#include "test/unit/check.h"
+
+static struct snapshot *policy;
+
+/* Candidates of a pod spec given as JSON, as "name name ..." or "?x". */
+static void
+expect_candidates(const char *spec_json, bool pinned, const char *want)
+{
+    char pod_json[4096], got[1024] = "";
+    struct placement p;
+    cJSON *pod;
+
+    snprintf(pod_json, sizeof(pod_json), "{\"spec\": %s}", spec_json);
+    pod = cJSON_Parse(pod_json);
+    CHECK(pod != NULL);
+    placement_read(policy, pod, &p);
+    for (size_t i = 0; i < p.n_types; i++) {
+        strcat(got, i ? " " : "");
+        strcat(got, p.types[i]->name);
+    }
+    if (p.unknown) {
+        strcat(got, got[0] ? " ?" : "?");
+        strcat(got, p.unknown);
+    }
+    CHECK_INT(p.pinned, pinned);
+    CHECK_STR(got, want);
+    cJSON_Delete(pod);
+}
+
+#define AFFINITY(terms)                                                      \
+    "{\"affinity\": {\"nodeAffinity\": "                                     \
+    "{\"requiredDuringSchedulingIgnoredDuringExecution\": "                  \
+    "{\"nodeSelectorTerms\": " terms "}}}}"
+#define TYPE_IN(values)                                                      \
+    "{\"key\": \"node.kubernetes.io/instance-type\", \"operator\": \"In\", " \
+    "\"values\": " values "}"
+
+static void
+test_placement(void)
+{
+    expect_candidates("{}", false, "");
+    expect_candidates(
+        "{\"nodeSelector\": {\"node.kubernetes.io/instance-type\": "
+        "\"p4d.24xlarge\"}}",
+        true, "p4d.24xlarge");
+    expect_candidates(
+        "{\"nodeSelector\": {\"beta.kubernetes.io/instance-type\": "
+        "\"ml.p5.48xlarge\"}}",
+        true, "p5.48xlarge");
+    expect_candidates(
+        "{\"nodeSelector\": {\"node.kubernetes.io/instance-type\": "
+        "\"p9.mega\"}}",
+        true, "?p9.mega");
+    /* Terms are ORed: the union of their values. */
+    expect_candidates(AFFINITY("[{\"matchExpressions\": [" TYPE_IN(
+                          "[\"p5.48xlarge\"]") "]}, {\"matchExpressions\": "
+                                               "[" TYPE_IN(
+                                                   "[\"p5e.48xlarge\", "
+                                                   "\"p5.48xlarge\"]") "]}]"),
+                      true, "p5.48xlarge p5e.48xlarge");
+    /* One term without the key leaves the pod free to land anywhere. */
+    expect_candidates(AFFINITY("[{\"matchExpressions\": [" TYPE_IN(
+                          "[\"p5.48xlarge\"]") "]}, {\"matchExpressions\": "
+                                               "[{\"key\": \"zone\", "
+                                               "\"operator\": \"In\", "
+                                               "\"values\": [\"a\"]}]}]"),
+                      false, "");
+    /* NotIn does not pin anything. */
+    expect_candidates(
+        AFFINITY("[{\"matchExpressions\": [{\"key\": "
+                 "\"node.kubernetes.io/instance-type\", \"operator\": "
+                 "\"NotIn\", \"values\": [\"p4d.24xlarge\"]}]}]"),
+        false, "");
+    expect_candidates("{\"nodeSelector\": "
+                      "{\"karpenter.k8s.aws/instance-gpu-count\": \"4\"}}",
+                      true,
+                      "p3.8xlarge p6e-gb200.36xlarge g4dn.12xlarge "
+                      "g5.12xlarge g6.12xlarge g6e.12xlarge");
+    expect_candidates("{\"nodeSelector\": "
+                      "{\"karpenter.k8s.aws/instance-gpu-count\": \"8\", "
+                      "\"karpenter.k8s.aws/instance-family\": \"p5e\"}}",
+                      true, "p5e.48xlarge");
+    expect_candidates("{\"nodeSelector\": "
+                      "{\"karpenter.k8s.aws/instance-gpu-count\": \"3\"}}",
+                      true, "");
+}
+
+static struct workload
+shape(const char *pod_json)
+{
+    struct workload w;
+    cJSON *pod = cJSON_Parse(pod_json);
+
+    CHECK(pod != NULL);
+    workload_read(pod, &w);
+    /* Only numbers survive: nothing borrowed is used after the free. */
+    w.bad_container = NULL;
+    w.bad_value = NULL;
+    cJSON_Delete(pod);
+    return w;
+}
+
+#define TRAINJOB_POD(env, limits)                                            \
+    "{\"metadata\": {\"labels\": {\"jobset.sigs.k8s.io/replicatedjob-name\": " \
+    "\"node\"}}, \"spec\": {\"containers\": [{\"name\": \"node\", \"env\": " \
+    env ", \"resources\": {\"limits\": " limits "}}]}}"
+
+static void
+test_workload(void)
+{
+    struct workload w;
+
+    w = shape(TRAINJOB_POD("[{\"name\": \"PET_NNODES\", \"value\": \"16\"}, "
+                           "{\"name\": \"PET_NPROC_PER_NODE\", \"value\": "
+                           "\"1\"}]",
+                           "{\"nvidia.com/gpu\": 1}"));
+    CHECK_INT(w.owner, OWNER_TRAINJOB);
+    CHECK_INT(w.gpus, 1);
+    CHECK_INT(w.pods, 16);
+    CHECK_INT(workload_world(&w), 16);
+
+    w = shape(TRAINJOB_POD("[{\"name\": \"PET_NNODES\", \"value\": \"1:4\"}, "
+                           "{\"name\": \"PET_NPROC_PER_NODE\", \"value\": "
+                           "\"auto\"}]",
+                           "{\"nvidia.com/gpu\": \"2\"}"));
+    CHECK_INT(w.pods, 4);
+    CHECK_INT(w.procs, 2);
+    CHECK_INT(workload_world(&w), 8);
+
+    /* The label without the env is a plain JobSet, not Trainer v2. */
+    w = shape(TRAINJOB_POD("[]", "{\"nvidia.com/gpu\": 8}"));
+    CHECK_INT(w.owner, OWNER_NONE);
+
+    /* Init containers run one at a time; sidecars run alongside. */
+    w = shape("{\"spec\": {\"initContainers\": [{\"name\": \"a\", "
+              "\"resources\": {\"limits\": {\"nvidia.com/gpu\": 4}}}, "
+              "{\"name\": \"s\", \"restartPolicy\": \"Always\", "
+              "\"resources\": {\"limits\": {\"nvidia.com/gpu\": 1}}}], "
+              "\"containers\": [{\"name\": \"c\", \"resources\": "
+              "{\"limits\": {\"nvidia.com/gpu\": 2}}}]}}");
+    CHECK_INT(w.gpus, 4);
+    CHECK(w.any_gpu);
+
+    w = shape("{\"spec\": {\"containers\": [{\"name\": \"c\", \"resources\": "
+              "{\"limits\": {\"nvidia.com/gpu\": \"1.5\"}}}]}}");
+    CHECK(w.bad_resource != NULL);
+}
+
+int
+main(void)
+{
+    struct load_error err;
+
+    policy = snapshot_parse_embedded(&err);
+    test_placement();
+    test_workload();
+    snapshot_unref(policy);
+    CHECK_DONE();
+}
