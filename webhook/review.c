@@ -154,7 +154,11 @@ add_patch(cJSON *resp, const struct decision *d)
     return rc;
 }
 
-/* Reported for every governed pod: what was decided, and why. */
+/*
+ * Reported for every governed pod: what enforce makes of it (whatever the
+ * mode, so an audit-mode log reads as the enforce-mode future), the mode,
+ * and why. The apiserver prefixes each key with the webhook's name.
+ */
 static int
 add_audit(cJSON *resp, const struct decision *d)
 {
@@ -162,7 +166,9 @@ add_audit(cJSON *resp, const struct decision *d)
 
     return aa &&
                    cJSON_AddStringToObject(aa, "decision",
-                                           verdict_name(d->verdict)) &&
+                                           verdict_name(d->judged)) &&
+                   (d->mode[0] == '\0' ||
+                    cJSON_AddStringToObject(aa, "mode", d->mode)) &&
                    cJSON_AddStringToObject(aa, "reason",
                                            d->reason ? d->reason : "")
                ? 0
