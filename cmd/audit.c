@@ -33,7 +33,6 @@ review_stdin(const struct snapshot *s)
         return AUDIT_USAGE;
     }
     fwrite(r.body, 1, r.body_len, stdout);
-    fputc('\n', stdout);
     status = r.http_status == 200 ? AUDIT_OK : AUDIT_USAGE;
     review_result_free(&r);
     free(body);

@@ -25,7 +25,12 @@ advice_layout(struct strbuf *sb, const struct workload *w,
                       t->count);
         break;
     case OWNER_PYTORCHJOB:
-        if (w->has_master)
+        if (w->elastic)
+            strbuf_printf(sb,
+                          "use elasticPolicy.maxReplicas: %ld, nprocPerNode: "
+                          "%d",
+                          nodes, t->count);
+        else if (w->has_master)
             strbuf_printf(sb,
                           "use Master replicas: 1, Worker replicas: %ld, "
                           "nprocPerNode: %d",

@@ -29,6 +29,7 @@ enum severity {
 
 struct finding {
     enum severity sev;
+    bool unschedulable; /* no point patching a pod that cannot run */
     struct strbuf parts[FINDING_PARTS];
     size_t n_parts;
 };
@@ -79,6 +80,7 @@ judge(const struct workload *w, const struct instance_type *t,
     memset(f, 0, sizeof(*f));
     if (w->gpus > t->count) {
         f->sev = SEV_HARD;
+        f->unschedulable = true;
         strbuf_printf(next_part(f),
                       "pod asks for %ld GPUs but %s has %d: it can never be "
                       "scheduled",
@@ -87,6 +89,7 @@ judge(const struct workload *w, const struct instance_type *t,
     }
     if (w->efa > t->efa) {
         f->sev = SEV_HARD;
+        f->unschedulable = true;
         strbuf_printf(next_part(f),
                       "pod asks for %ld EFA devices but %s has %d: it can "
                       "never be scheduled",
@@ -303,7 +306,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     }
     if (worst.sev != SEV_OK && warn_finding(d, &worst) < 0)
         goto oom;
-    if (agreed && mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
+    if (agreed && !worst.unschedulable && mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
                              s->override_user, d) < 0)
         goto oom;
     if (d->n_ops > 0)

@@ -67,9 +67,14 @@ decision_warn(struct decision *d, const char *fmt, ...)
     va_end(ap);
     if (w == NULL)
         return -1;
-    /* Cut on a character boundary of UTF-8, marking the cut. */
+    /* Cut at a space near the limit (else on a UTF-8 character
+     * boundary), marking the cut. */
     if (strlen(w) > WARNING_MAX) {
-        size_t cut = WARNING_MAX - 3;
+        size_t cut = WARNING_MAX - 3, space = cut;
+        while (space > WARNING_MAX / 2 && w[space] != ' ')
+            space--;
+        if (w[space] == ' ')
+            cut = space;
         while (cut > 0 && ((unsigned char)w[cut] & 0xC0) == 0x80)
             cut--;
         memcpy(w + cut, "...", 4);
@@ -90,8 +95,9 @@ decision_warn(struct decision *d, const char *fmt, ...)
     return 0;
 }
 
-int
-decision_add(struct decision *d, const char *path, cJSON *value)
+static int
+append_op(struct decision *d, enum op_kind kind, const char *path,
+          cJSON *value)
 {
     struct op *grown;
     char *p;
@@ -107,10 +113,23 @@ decision_add(struct decision *d, const char *path, cJSON *value)
         return -1;
     }
     d->ops = grown;
+    d->ops[d->n_ops].kind = kind;
     d->ops[d->n_ops].path = p;
     d->ops[d->n_ops].value = value;
     d->n_ops++;
     return 0;
+}
+
+int
+decision_add(struct decision *d, const char *path, cJSON *value)
+{
+    return append_op(d, OP_ADD, path, value);
+}
+
+int
+decision_replace(struct decision *d, const char *path, cJSON *value)
+{
+    return append_op(d, OP_REPLACE, path, value);
 }
 
 int

@@ -25,8 +25,14 @@ enum verdict {
     VERDICT_DENY,
 };
 
-/* One JSON Patch operation. RFC 6902 "add" also replaces a member. */
+/*
+ * One JSON Patch operation. "add" also replaces an object member; only an
+ * array element needs "replace" (an "add" there would insert).
+ */
+enum op_kind { OP_ADD, OP_REPLACE };
+
 struct op {
+    enum op_kind kind;
     char *path; /* RFC 6901 pointer, already escaped */
     cJSON *value;
 };
@@ -53,8 +59,9 @@ void decision_free(struct decision *d);
 int decision_warn(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Appends an "add" op; takes value even on failure. 0 or -1. */
+/* Appends an op; takes value even on failure. 0 or -1. */
 int decision_add(struct decision *d, const char *path, cJSON *value);
+int decision_replace(struct decision *d, const char *path, cJSON *value);
 
 /* Replaces message and reason; printf-style. 0 or -1. */
 int decision_deny(struct decision *d, const char *fmt, ...)

@@ -228,19 +228,36 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
 }
 
 /* EFA for the pod: all of the node's for a whole node, else a share. */
+static long
+efa_share(const struct workload *w, const struct target *t)
+{
+    if (t->efa <= 0 || t->gpus <= 0)
+        return 0;
+    return w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
+}
+
+/* The EFA devices the pod holds once patched: libfabric env needs some. */
+static long
+efa_after(const struct workload *w, const struct target *t,
+          const struct inject *in, bool override)
+{
+    bool user_set = w->efa > 0 || w->efa_named;
+
+    if (user_set && !override)
+        return w->efa;
+    return in->efa ? efa_share(w, t) : w->efa;
+}
+
 static int
 patch_efa(const cJSON *containers, const struct workload *w,
           const struct target *t, bool override, struct decision *d)
 {
-    long want;
+    long want = efa_share(w, t);
     int main_i = main_gpu_container(containers);
     const cJSON *c;
     int i = 0;
 
-    if (t->efa <= 0 || t->gpus <= 0 || main_i < 0)
-        return 0;
-    want = w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
-    if (want < 1)
+    if (want < 1 || main_i < 0)
         return 0;
     /* A container that names EFA, even as 0, is the user's choice. */
     cJSON_ArrayForEach(c, containers)
@@ -578,9 +595,16 @@ env_index(const cJSON *c, const cJSON *entry)
     return -1;
 }
 
+/* FI_* variables configure libfabric, which a pod without EFA lacks. */
+static bool
+env_applies(const struct env_var *e, long efa)
+{
+    return efa > 0 || strncmp(e->name, "FI_", 3) != 0;
+}
+
 static int
-patch_env(const cJSON *c, int i, const struct target *t, bool override,
-          struct decision *d)
+patch_env(const cJSON *c, int i, const struct target *t, long efa,
+          bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
     cJSON *adds;
@@ -602,6 +626,8 @@ patch_env(const cJSON *c, int i, const struct target *t, bool override,
         const char *value = json_string(have, "value");
         char at[80];
 
+        if (!env_applies(e, efa))
+            continue;
         if (have == NULL) {
             if (!cJSON_AddItemToArray(adds, env_entry(e)))
                 goto oom;
@@ -610,8 +636,9 @@ patch_env(const cJSON *c, int i, const struct target *t, bool override,
         if (value && strcmp(value, e->value) == 0)
             continue;
         if (override) {
+            /* The whole entry: a valueFrom must go too. */
             snprintf(at, sizeof(at), "%s/%d", path, env_index(c, have));
-            if (add_at(d, env_entry(e), at, NULL) < 0)
+            if (decision_replace(d, at, env_entry(e)) < 0)
                 goto oom;
         } else if (decision_warn(d,
                                  "container '%s' keeps %s=%s (topogate would "
@@ -633,6 +660,7 @@ mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
 {
     const cJSON *spec = get(pod, "spec");
     const cJSON *containers = get(spec, "containers"), *c;
+    long efa = efa_after(w, t, in, override);
     int i = 0;
 
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
@@ -644,7 +672,7 @@ mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
     {
         if (container_gpus(c) > 0) {
             if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
-                (in->env && patch_env(c, i, t, override, d) < 0))
+                (in->env && patch_env(c, i, t, efa, override, d) < 0))
                 return -1;
         }
         i++;

@@ -70,6 +70,7 @@ read_resources(const cJSON *pod, struct workload *w)
     {
         running += count_or_note(c, RESOURCE_GPU, w);
         w->efa += count_or_note(c, RESOURCE_EFA, w);
+        w->efa_named = w->efa_named || pod_resource(c, RESOURCE_EFA) != NULL;
     }
     cJSON_ArrayForEach(c, spec_field(pod, "initContainers"))
     {
@@ -160,8 +161,10 @@ read_shape(const cJSON *pod, struct workload *w)
 
     w->pods = 1;
     /* Elastic jobs say "min:max"; the job can grow to max. */
-    if (nnodes && (colon = strchr(nnodes, ':')) != NULL)
+    if (nnodes && (colon = strchr(nnodes, ':')) != NULL) {
         nnodes = colon + 1;
+        w->elastic = true;
+    }
     if ((n = parse_positive(nnodes)) > 0) {
         w->pods = n;
         w->pods_known = true;

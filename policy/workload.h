@@ -25,12 +25,14 @@ struct workload {
     bool launcher;        /* MPIJob launcher: not a worker */
     long gpus;            /* effective nvidia.com/gpu of the pod */
     long efa;             /* vpc.amazonaws.com/efa over app containers */
+    bool efa_named;       /* some container names EFA, even as 0 */
     bool any_gpu;         /* some container asks for a GPU */
     const char *bad_container; /* a container whose GPU/EFA count is */
     const cJSON *bad_value;    /* not a whole number, and that value */
     const char *bad_resource;
     long pods;            /* pods in the job; 1 when it cannot be read */
     bool pods_known;
+    bool elastic;         /* PET_NNODES is "min:max" */
     long procs;           /* processes per pod */
     bool has_claims;      /* a DRA resource claim, either field shape */
 };

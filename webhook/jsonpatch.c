@@ -19,7 +19,8 @@ jsonpatch_write(const struct op *ops, size_t n)
         cJSON *op = cJSON_CreateObject();
         cJSON *value = cJSON_Duplicate(ops[i].value, 1);
         if (!cJSON_AddItemToArray(patch, op) ||
-            !cJSON_AddStringToObject(op, "op", "add") ||
+            !cJSON_AddStringToObject(
+                op, "op", ops[i].kind == OP_REPLACE ? "replace" : "add") ||
             !cJSON_AddStringToObject(op, "path", ops[i].path) ||
             !cJSON_AddItemToObject(op, "value", value)) {
             cJSON_Delete(value);

@@ -40,6 +40,24 @@ status_reason(int code)
     }
 }
 
+/* Compact JSON and a newline, as encoding/json's Encoder ends a body. */
+static char *
+print_line(const cJSON *root)
+{
+    char *text = cJSON_PrintUnformatted(root), *line;
+    size_t len;
+
+    if (text == NULL)
+        return NULL;
+    len = strlen(text);
+    if ((line = realloc(text, len + 2)) == NULL) {
+        free(text);
+        return NULL;
+    }
+    memcpy(line + len, "\n", 2);
+    return line;
+}
+
 char *
 review_error_body(int code, const char *message)
 {
@@ -53,7 +71,7 @@ review_error_body(int code, const char *message)
         cJSON_AddStringToObject(st, "message", message) &&
         cJSON_AddStringToObject(st, "reason", status_reason(code)) &&
         cJSON_AddNumberToObject(st, "code", code))
-        text = cJSON_PrintUnformatted(st);
+        text = print_line(st);
     cJSON_Delete(st);
     return text;
 }
@@ -85,17 +103,21 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     memset(req, 0, sizeof(*req));
     if (!cJSON_IsObject(root))
         return snprintf(msg, size, "the body is not a JSON object"), -1;
-    if (version == NULL || strcmp(version, REVIEW_API_VERSION) != 0)
+    if (version == NULL)
+        return snprintf(msg, size, "missing apiVersion: topogate speaks "
+                                   REVIEW_API_VERSION), -1;
+    if (strcmp(version, REVIEW_API_VERSION) != 0)
         return snprintf(msg, size,
-                        "unsupported apiVersion '%s': topogate speaks "
-                        REVIEW_API_VERSION " only",
-                        version ? version : ""), -1;
+                        "unsupported apiVersion '%s': topogate "
+                        "speaks " REVIEW_API_VERSION " only",
+                        version ? version : ""),
+               -1;
     if (kind == NULL || strcmp(kind, REVIEW_KIND) != 0)
         return snprintf(msg, size, "kind '%s' is not " REVIEW_KIND,
-                        kind ? kind : ""), -1;
-    if (!cJSON_IsObject(r))
-        return snprintf(msg, size, "'request' is missing or not an object"),
+                        kind ? kind : ""),
                -1;
+    if (!cJSON_IsObject(r))
+        return snprintf(msg, size, "'request' is missing or not an object"), -1;
     req->uid = string_at(r, "uid");
     if (req->uid == NULL || req->uid[0] == '\0')
         return snprintf(msg, size, "'request.uid' is missing or not a string"),
@@ -104,7 +126,8 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     req->group = string_at(k, "group");
     if (req->kind == NULL || req->group == NULL)
         return snprintf(msg, size,
-                        "'request.kind' needs string 'group' and 'kind'"), -1;
+                        "'request.kind' needs string 'group' and 'kind'"),
+               -1;
     req->operation = string_at(r, "operation");
     if (req->operation == NULL)
         return snprintf(msg, size, "'request.operation' is missing"), -1;
@@ -119,8 +142,10 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     if ((strcmp(req->operation, "CREATE") == 0 ||
          strcmp(req->operation, "UPDATE") == 0) &&
         !cJSON_IsObject(req->object))
-        return snprintf(msg, size, "'request.object' is missing or not an "
-                                   "object"), -1;
+        return snprintf(msg, size,
+                        "'request.object' is missing or not an "
+                        "object"),
+               -1;
     return 0;
 }
 
@@ -201,7 +226,7 @@ encode(const struct admission *req, const struct decision *d)
     }
     if (d->verdict != VERDICT_IGNORE && add_audit(resp, d) < 0)
         goto out;
-    text = cJSON_PrintUnformatted(root);
+    text = print_line(root);
 out:
     cJSON_Delete(root);
     return text;

@@ -1,0 +1,1349 @@
+#!/usr/bin/python3
+"""Write the golden AdmissionReview inputs: test/golden/cases/<case>.in.json.
+
+The .in.json files are the test data and are reviewed as such; this script
+is how they were first written, kept so that a change to a shape every case
+shares (a label the Job controller adds, say) is made once. Running it
+rewrites every .in.json and .args file it knows; read `git diff` after.
+It never touches .out.json or .patch.json (`make golden-update` does).
+
+The pods look like what kube-apiserver sends to a mutating webhook on Pod
+CREATE: defaulted (requests copied from limits, terminationMessagePath,
+tolerations from DefaultTolerationSeconds, the service-account token volume
+from the ServiceAccount plugin), with the labels, annotations, env and init
+containers that the controllers set, as read in their sources:
+
+  Trainer v2 TrainJob -> JobSet -> Job -> Pod: kubeflow/trainer
+    pkg/runtime/framework/plugins/torch/torch.go (PET_* env, port 29500);
+    kubernetes-sigs/jobset pkg/controllers/jobset_controller.go
+    labelAndAnnotateObject (jobset.sigs.k8s.io/* labels and annotations);
+    the Job controller (batch.kubernetes.io/* labels, completion index,
+    hostname, job-tracking finalizer).
+  Training Operator v1 PyTorchJob: kubeflow/training-operator
+    pkg/controller.v1/pytorch/envvar.go, master.go, elastic.go,
+    initcontainer.go (init-pytorch); common/pod.go (labels).
+  MPIJob v2beta1: kubeflow/mpi-operator pkg/controller/mpi_job_controller.go
+    newWorker / newLauncherPodTemplate (labels, K_MPI_JOB_ROLE, ssh volume).
+
+No managedFields: they are large and nothing reads them.
+
+Usage: test/golden/make-cases.py   (from anywhere)
+"""
+
+import copy
+import hashlib
+import json
+import os
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "cases")
+NS_UUID = uuid.UUID("6f1c1d2e-8a4b-4c3d-9e5f-0a1b2c3d4e5f")
+
+# --------------------------------------------------------------- identities
+
+
+def uid(*parts):
+    return str(uuid.uuid5(NS_UUID, "/".join(parts)))
+
+
+def sa_user(namespace, name):
+    return {
+        "username": "system:serviceaccount:%s:%s" % (namespace, name),
+        "uid": uid("sa", namespace, name),
+        "groups": ["system:serviceaccounts",
+                   "system:serviceaccounts:" + namespace,
+                   "system:authenticated"],
+    }
+
+
+JOB_CONTROLLER = sa_user("kube-system", "job-controller")
+RS_CONTROLLER = sa_user("kube-system", "replicaset-controller")
+TRAINING_OPERATOR = sa_user("kubeflow", "training-operator")
+MPI_OPERATOR = sa_user("mpi-operator", "mpi-operator")
+HUMAN = {
+    "username": "arn:aws:sts::123456789012:assumed-role/ml-engineer/dana",
+    "uid": "aws-iam-authenticator:123456789012:AROAEXAMPLEID0000001",
+    "groups": ["system:authenticated"],
+    "extra": {
+        "accessKeyId": ["ASIAEXAMPLEKEY000001"],
+        "arn": ["arn:aws:sts::123456789012:assumed-role/ml-engineer/dana"],
+        "canonicalArn": ["arn:aws:iam::123456789012:role/ml-engineer"],
+        "principalId": ["AROAEXAMPLEID0000001"],
+        "sessionName": ["dana"],
+    },
+}
+
+# ---------------------------------------------------------- pod defaulting
+
+DEFAULT_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+     "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+     "effect": "NoExecute", "tolerationSeconds": 300},
+]
+
+# Go struct field order of PodSpec and Container: the order the apiserver
+# serialises them in.
+POD_SPEC_ORDER = [
+    "volumes", "initContainers", "containers", "ephemeralContainers",
+    "restartPolicy", "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
+    "serviceAccountName", "serviceAccount", "automountServiceAccountToken",
+    "nodeName", "hostNetwork", "hostPID", "hostIPC",
+    "shareProcessNamespace", "securityContext", "imagePullSecrets",
+    "hostname", "subdomain", "affinity", "schedulerName", "tolerations",
+    "hostAliases", "priorityClassName", "priority", "dnsConfig",
+    "readinessGates", "runtimeClassName", "enableServiceLinks",
+    "preemptionPolicy", "overhead", "topologySpreadConstraints",
+    "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates",
+    "resourceClaims", "resources",
+]
+CONTAINER_ORDER = [
+    "name", "image", "command", "args", "workingDir", "ports", "envFrom",
+    "env", "resources", "resizePolicy", "restartPolicy", "volumeMounts",
+    "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe",
+    "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
+    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+]
+META_ORDER = ["name", "generateName", "namespace", "labels", "annotations",
+              "ownerReferences", "finalizers"]
+
+
+def ordered(d, order):
+    out = {k: d[k] for k in order if k in d}
+    for k in d:
+        if k not in out:
+            raise SystemExit("field %r not in the serialisation order" % k)
+    return out
+
+
+def api_volume(suffix):
+    return {
+        "name": "kube-api-access-" + suffix,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607,
+                                         "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt",
+                               "items": [{"key": "ca.crt",
+                                          "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                    "apiVersion": "v1",
+                    "fieldPath": "metadata.namespace"}}]}},
+            ],
+        },
+    }
+
+
+def api_mount(suffix):
+    return {"name": "kube-api-access-" + suffix, "readOnly": True,
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
+
+
+def gpu_resources(gpu, cpu="90", memory="900Gi", efa=None, limits_extra=None,
+                  requests=True):
+    """Resources as the apiserver has them after defaulting: every limit
+    also appears in requests (SetDefaults_Pod copies them)."""
+    limits = {}
+    if gpu is not None:
+        limits["nvidia.com/gpu"] = str(gpu)
+    if efa is not None:
+        limits["vpc.amazonaws.com/efa"] = str(efa)
+    if limits_extra:
+        limits.update(limits_extra)
+    req = {"cpu": cpu, "memory": memory}
+    if requests:
+        req.update(limits)
+    out = {}
+    if limits:
+        out["limits"] = limits
+    out["requests"] = req
+    return out
+
+
+def container(name, image, sa_suffix, **kw):
+    c = {"name": name, "image": image}
+    c.update(kw)
+    c.setdefault("volumeMounts", [])
+    c["volumeMounts"] = c["volumeMounts"] + [api_mount(sa_suffix)]
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("imagePullPolicy", "IfNotPresent")
+    if "ports" in c:
+        for p in c["ports"]:
+            p.setdefault("protocol", "TCP")
+    return ordered(c, CONTAINER_ORDER)
+
+
+def pod_object(meta, spec, sa_suffix, service_account="default"):
+    spec = dict(spec)
+    spec["volumes"] = spec.get("volumes", []) + [api_volume(sa_suffix)]
+    spec.setdefault("restartPolicy", "OnFailure")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("serviceAccountName", service_account)
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec["tolerations"] = spec.get("tolerations", []) + DEFAULT_TOLERATIONS
+    spec.setdefault("priority", 0)
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    for k in ("initContainers", "containers"):
+        if k in spec:
+            spec[k] = [ordered(c, CONTAINER_ORDER) for c in spec[k]]
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": ordered(meta, META_ORDER),
+        "spec": ordered(spec, POD_SPEC_ORDER),
+        "status": {},
+    }
+
+
+def review(case, obj, user, operation="CREATE", dry_run=False,
+           old_object=None):
+    meta = obj["metadata"]
+    req = {
+        "uid": uid("review", case),
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+        "requestResource": {"group": "", "version": "v1",
+                            "resource": "pods"},
+    }
+    if meta.get("name"):
+        req["name"] = meta["name"]
+    req["namespace"] = meta["namespace"]
+    req["operation"] = operation
+    req["userInfo"] = user
+    req["object"] = obj
+    req["oldObject"] = old_object
+    req["dryRun"] = dry_run
+    opts = {"kind": "CreateOptions" if operation == "CREATE"
+            else "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+    if dry_run:
+        opts["dryRun"] = ["All"]
+    if operation == "UPDATE":
+        opts["fieldManager"] = "kubectl-label"
+    req["options"] = opts
+    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+            "request": req}
+
+
+def suffix_for(case):
+    # The 5-character random suffix of the token volume.
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    h = hashlib.sha256(case.encode()).digest()
+    return "".join(alphabet[b % len(alphabet)] for b in h[:5])
+
+
+# ------------------------------------------------------ TrainJob (Trainer v2)
+
+TRAINER_IMAGE = "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"
+
+
+def trainjob_pod(case, job="llama3-8b-sft", ns="ml-training", index=3,
+                 nnodes=16, nproc="1", gpu=1, node_selector=None,
+                 affinity=None, efa=None, memory="900Gi", cpu="90",
+                 limits_extra=None, requests=True, user_env=None,
+                 env_from=None, extra_containers=None, init_containers=None,
+                 volumes=None, mounts=None, security_context=None,
+                 tolerations=None, annotations=None, labels=None,
+                 spec_extra=None, container_claims=None,
+                 resource_claims=None, image=TRAINER_IMAGE, args=None,
+                 rjob="node", rjob_replicas=1, trainer=True):
+    """A pod of replicated job `node` of the JobSet that Trainer v2 makes
+    for TrainJob `job` (JobSet name = TrainJob name, one Job `<job>-node-0`
+    with completions = parallelism = numNodes, Indexed). trainer=False
+    makes a plain JobSet pod instead: replicated job `rjob`, no PET_* env,
+    and user_env is all the env there is."""
+    sfx = suffix_for(case)
+    jobname = "%s-%s-0" % (job, rjob)
+    job_uid = uid("job", ns, jobname)
+    job_key = hashlib.sha1(("%s/%s" % (ns, jobname)).encode()).hexdigest()
+    js = {
+        "jobset.sigs.k8s.io/global-replicas": str(rjob_replicas),
+        "jobset.sigs.k8s.io/job-global-index": "0",
+        "jobset.sigs.k8s.io/job-index": "0",
+        "jobset.sigs.k8s.io/job-key": job_key,
+        "jobset.sigs.k8s.io/jobset-name": job,
+        "jobset.sigs.k8s.io/replicatedjob-name": rjob,
+        "jobset.sigs.k8s.io/replicatedjob-replicas": str(rjob_replicas),
+        "jobset.sigs.k8s.io/restart-attempt": "0",
+    }
+    lab = {
+        "batch.kubernetes.io/controller-uid": job_uid,
+        "batch.kubernetes.io/job-completion-index": str(index),
+        "batch.kubernetes.io/job-name": jobname,
+        "controller-uid": job_uid,
+        "job-name": jobname,
+    }
+    lab.update(js)
+    if labels:
+        lab.update(labels)
+    ann = {"batch.kubernetes.io/job-completion-index": str(index)}
+    ann.update(js)
+    if annotations:
+        ann.update(annotations)
+    meta = {
+        "generateName": "%s-%d-" % (jobname, index),
+        "namespace": ns,
+        "labels": dict(sorted(lab.items())),
+        "annotations": dict(sorted(ann.items())),
+        "ownerReferences": [{
+            "apiVersion": "batch/v1", "kind": "Job", "name": jobname,
+            "uid": job_uid, "controller": True, "blockOwnerDeletion": True,
+        }],
+        "finalizers": ["batch.kubernetes.io/job-tracking"],
+    }
+    env = list(user_env or [])
+    env += [] if not trainer else [
+        {"name": "PET_NNODES", "value": str(nnodes)},
+        {"name": "PET_NPROC_PER_NODE", "value": str(nproc)},
+        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
+            "apiVersion": "v1",
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/"
+                         "job-completion-index']"}}},
+        {"name": "PET_MASTER_ADDR", "value": "%s-node-0-0.%s" % (job, job)},
+        {"name": "PET_MASTER_PORT", "value": "29500"},
+    ]
+    res = gpu_resources(gpu, cpu=cpu, memory=memory, efa=efa,
+                        limits_extra=limits_extra, requests=requests)
+    if container_claims:
+        res["claims"] = container_claims
+    ckw = dict(
+        command=["torchrun"] if trainer else ["python3"],
+        args=args or ["/workspace/train.py", "--config",
+                      "/workspace/configs/%s.yaml" % job],
+        env=env,
+        resources=res,
+        volumeMounts=list(mounts or []),
+    )
+    if trainer:
+        ckw["ports"] = [{"containerPort": 29500}]
+    if env_from:
+        ckw["envFrom"] = env_from
+    if security_context:
+        ckw["securityContext"] = security_context
+    node = container("node" if trainer else "jax", image, sfx, **ckw)
+    containers = [node] + [container(c.pop("name"), c.pop("image"), sfx, **c)
+                           for c in copy.deepcopy(extra_containers or [])]
+    spec = {
+        "volumes": list(volumes or []),
+        "containers": containers,
+        "hostname": "%s-%d" % (jobname, index),
+        "subdomain": job,
+    }
+    if init_containers:
+        spec["initContainers"] = [
+            container(c.pop("name"), c.pop("image"), sfx, **c)
+            for c in copy.deepcopy(init_containers)]
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    if affinity is not None:
+        spec["affinity"] = affinity
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if resource_claims:
+        spec["resourceClaims"] = resource_claims
+    if spec_extra:
+        spec.update(spec_extra)
+    return pod_object(meta, spec, sfx)
+
+
+def it(t):
+    return {"node.kubernetes.io/instance-type": t}
+
+
+# ------------------------------------------- PyTorchJob (Training Operator v1)
+
+PT_IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/llm/train:2.5.1-cu124"
+
+
+def pytorchjob_pod(case, job="llama3-70b-pretrain", ns="ml-training",
+                   rtype="worker", index=3, masters=1, workers=15,
+                   nproc="1", gpu=1, node_selector=None, efa=None,
+                   cpu="90", memory="900Gi", sidecar=False, elastic=None,
+                   legacy_env=False, limits_extra=None, image=PT_IMAGE):
+    """A pod that the Training Operator v1 (release-1.9) creates for
+    PyTorchJob `job`. elastic = (min, max) adds the elastic env instead
+    of PET_NNODES = total replicas. legacy_env models an operator before
+    v1.7: no PET_* env at all."""
+    sfx = suffix_for(case)
+    name = "%s-%s-%d" % (job, rtype, index)
+    lab = {
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/operator-name": "pytorchjob-controller",
+        "training.kubeflow.org/replica-index": str(index),
+        "training.kubeflow.org/replica-type": rtype,
+    }
+    if rtype == "master":
+        lab["training.kubeflow.org/job-role"] = "master"
+    meta = {
+        "name": name,
+        "namespace": ns,
+        "labels": dict(sorted(lab.items())),
+        "ownerReferences": [{
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "name": job, "uid": uid("pytorchjob", ns, job),
+            "controller": True, "blockOwnerDeletion": True,
+        }],
+    }
+    total = masters + workers
+    rank = index + 1 if rtype == "worker" and masters else index
+    master = "%s-master-0" % job
+    env = [{"name": "PYTHONUNBUFFERED", "value": "0"}]
+    if masters and not legacy_env:
+        try:
+            world = total * int(nproc)
+        except ValueError:
+            world = total
+        env += [
+            {"name": "MASTER_PORT", "value": "23456"},
+            {"name": "PET_MASTER_PORT", "value": "23456"},
+            {"name": "MASTER_ADDR", "value": master},
+            {"name": "PET_MASTER_ADDR", "value": master},
+            {"name": "WORLD_SIZE", "value": str(world)},
+            {"name": "RANK", "value": str(rank)},
+            {"name": "PET_NPROC_PER_NODE", "value": str(nproc)},
+            {"name": "PET_NODE_RANK", "value": str(rank)},
+        ]
+    if elastic:
+        env += [
+            {"name": "PET_RDZV_ENDPOINT", "value": "%s-worker-0:23456" % job},
+            {"name": "PET_RDZV_BACKEND", "value": "c10d"},
+            {"name": "PET_NNODES", "value": "%d:%d" % elastic},
+            {"name": "PET_MAX_RESTARTS", "value": "3"},
+            {"name": "PET_NPROC_PER_NODE", "value": str(nproc)},
+        ]
+    elif not legacy_env:
+        env.append({"name": "PET_NNODES", "value": str(total)})
+    containers = [container(
+        "pytorch", image, sfx,
+        command=["torchrun"],
+        args=["/workspace/train.py", "--config", "/etc/train/config.yaml"],
+        ports=[{"containerPort": 23456, "name": "pytorchjob-port"}],
+        env=env,
+        resources=gpu_resources(gpu, cpu=cpu, memory=memory, efa=efa,
+                                limits_extra=limits_extra),
+        volumeMounts=[{"name": "train-config", "mountPath": "/etc/train"}],
+    )]
+    if sidecar:
+        containers.append(container(
+            "log-shipper",
+            "public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.0",
+            sfx,
+            env=env[:1] + [{"name": "LOG_GROUP",
+                            "value": "/ml-training/" + job}],
+            resources={"limits": {"cpu": "200m", "memory": "256Mi"},
+                       "requests": {"cpu": "100m", "memory": "128Mi"}},
+        ))
+    spec = {
+        "volumes": [{"name": "train-config", "configMap": {
+            "name": job + "-config", "defaultMode": 420}}],
+        "containers": containers,
+        "serviceAccountName": "training-runner",
+    }
+    if rtype == "worker" and masters and not legacy_env:
+        spec["initContainers"] = [container(
+            "init-pytorch", "alpine:3.10", sfx,
+            command=["sh", "-c", "until nslookup %s; do echo waiting for "
+                     "master; sleep 2; done;" % master],
+            resources={"limits": {"cpu": "100m", "memory": "20Mi"},
+                       "requests": {"cpu": "50m", "memory": "10Mi"}},
+        )]
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    return pod_object(meta, spec, sfx)
+
+
+# ------------------------------------------------------------ MPIJob v2beta1
+
+MPI_IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:latest"
+
+
+def mpijob_worker_pod(case, job="nccl-tests", ns="hpc", index=3, gpu=1,
+                      efa=None, node_selector=None):
+    sfx = suffix_for(case)
+    name = "%s-worker-%d" % (job, index)
+    lab = {
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/job-role": "worker",
+        "training.kubeflow.org/operator-name": "mpi-operator",
+        "training.kubeflow.org/replica-index": str(index),
+    }
+    match = {
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/operator-name": "mpi-operator",
+    }
+    meta = {
+        "name": name, "namespace": ns, "labels": lab,
+        "ownerReferences": [{
+            "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "name": job, "uid": uid("mpijob", ns, job),
+            "controller": True, "blockOwnerDeletion": True,
+        }],
+    }
+    spec = {
+        "volumes": [{"name": "ssh-auth", "secret": {
+            "secretName": job + "-ssh", "defaultMode": 384,
+            "items": [
+                {"key": "ssh-privatekey", "path": "id_rsa"},
+                {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                {"key": "ssh-publickey", "path": "authorized_keys"}]}}],
+        "containers": [container(
+            "worker", MPI_IMAGE, sfx,
+            command=["/usr/sbin/sshd", "-De"],
+            env=[{"name": "K_MPI_JOB_ROLE", "value": "worker"}],
+            resources=gpu_resources(gpu, cpu="8", memory="64Gi", efa=efa),
+            volumeMounts=[{"name": "ssh-auth", "mountPath": "/root/.ssh"}],
+        )],
+        "restartPolicy": "Never",
+        "hostname": name,
+        "subdomain": job,
+        "affinity": {"podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": dict(
+                        match, **{"training.kubeflow.org/job-role":
+                                  "launcher"})},
+                    "topologyKey": "kubernetes.io/hostname"}},
+                {"weight": 100, "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": dict(
+                        match, **{"training.kubeflow.org/job-role":
+                                  "worker"})},
+                    "topologyKey": "kubernetes.io/hostname"}},
+            ]}},
+        "dnsConfig": {"searches": ["%s.%s.svc.cluster.local" % (job, ns)]},
+    }
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    return pod_object(meta, spec, sfx)
+
+
+def mpijob_launcher_pod(case, job="nccl-tests", ns="hpc", workers=16):
+    sfx = suffix_for(case)
+    jobname = job + "-launcher"
+    job_uid = uid("job", ns, jobname)
+    lab = {
+        "batch.kubernetes.io/controller-uid": job_uid,
+        "batch.kubernetes.io/job-name": jobname,
+        "controller-uid": job_uid,
+        "job-name": jobname,
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/job-role": "launcher",
+        "training.kubeflow.org/operator-name": "mpi-operator",
+    }
+    meta = {
+        "generateName": jobname + "-",
+        "namespace": ns,
+        "labels": lab,
+        "ownerReferences": [{
+            "apiVersion": "batch/v1", "kind": "Job", "name": jobname,
+            "uid": job_uid, "controller": True, "blockOwnerDeletion": True,
+        }],
+        "finalizers": ["batch.kubernetes.io/job-tracking"],
+    }
+    spec = {
+        "volumes": [
+            {"name": "mpi-job-config", "configMap": {
+                "name": job + "-config", "defaultMode": 420,
+                "items": [
+                    {"key": "hostfile", "path": "hostfile", "mode": 292},
+                    {"key": "discover_hosts.sh",
+                     "path": "discover_hosts.sh", "mode": 365}]}},
+            {"name": "ssh-auth", "secret": {
+                "secretName": job + "-ssh", "defaultMode": 384,
+                "items": [
+                    {"key": "ssh-privatekey", "path": "id_rsa"},
+                    {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                    {"key": "ssh-publickey", "path": "authorized_keys"}]}},
+        ],
+        "containers": [container(
+            "launcher", MPI_IMAGE, sfx,
+            command=["mpirun"],
+            args=["-np", str(workers), "-x", "FI_PROVIDER=efa",
+                  "-x", "NCCL_DEBUG=INFO", "--mca", "pml", "^cm",
+                  "/opt/nccl-tests/build/all_reduce_perf",
+                  "-b", "8", "-e", "2G", "-f", "2", "-g", "1"],
+            env=[
+                {"name": "K_MPI_JOB_ROLE", "value": "launcher"},
+                {"name": "OMPI_MCA_orte_keep_fqdn_hostnames",
+                 "value": "true"},
+                {"name": "OMPI_MCA_orte_default_hostfile",
+                 "value": "/etc/mpi/hostfile"},
+                {"name": "OMPI_MCA_plm_rsh_args",
+                 "value": "-o ConnectionAttempts=10"},
+                {"name": "OMPI_MCA_orte_set_default_slots", "value": "1"},
+                {"name": "NVIDIA_VISIBLE_DEVICES"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES"},
+            ],
+            resources={"requests": {"cpu": "1", "memory": "1Gi"}},
+            volumeMounts=[
+                {"name": "mpi-job-config", "mountPath": "/etc/mpi"},
+                {"name": "ssh-auth", "mountPath": "/root/.ssh"}],
+        )],
+        "hostname": jobname,
+        "subdomain": job,
+        "affinity": {"podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": {
+                        "training.kubeflow.org/job-name": job,
+                        "training.kubeflow.org/job-role": "worker",
+                        "training.kubeflow.org/operator-name":
+                            "mpi-operator"}},
+                    "topologyKey": "topology.kubernetes.io/zone"}}]}},
+    }
+    return pod_object(meta, spec, sfx)
+
+
+# --------------------------------------------------------------- the cases
+
+P4D = it("p4d.24xlarge")
+CASE = {}
+ARGS = {}
+POLICY = {}
+
+# The top of a policy file for a case that needs one (<case>.policy):
+# run.sh appends the instanceTypes table of deploy/policy.yaml to it and
+# passes the result as --policy.
+POLICY_HEAD = """\
+# Golden-test policy: everything above instanceTypes; run.sh appends the
+# instanceTypes table of deploy/policy.yaml.
+mode: enforce
+unknownInstanceType: warn
+optOut: true
+overrideUserValues: false
+inject:
+  efa: true
+  hostIPC: true
+  shm: true
+  ipcLock: true
+  tolerations: true
+  env: true
+namespaces: []
+"""
+
+
+def policy(**changes):
+    text = POLICY_HEAD
+    for key, value in changes.items():
+        lines = text.splitlines(keepends=True)
+        i = next(i for i, l in enumerate(lines) if l.startswith(key + ":"))
+        lines[i] = "%s: %s\n" % (key, value) if "\n" not in value \
+            else "%s:\n%s" % (key, value)
+        text = "".join(lines)
+    return text
+
+
+def case(name, args=None, policy=None):
+    def reg(fn):
+        CASE[name] = fn
+        if args:
+            ARGS[name] = args
+        if policy:
+            POLICY[name] = policy
+        return fn
+    return reg
+
+
+def tj(name, **kw):
+    return review(name, trainjob_pod(name, **kw), JOB_CONTROLLER)
+
+
+def tj_16x1(name, **kw):
+    kw.setdefault("node_selector", P4D)
+    kw.setdefault("cpu", "10")
+    kw.setdefault("memory", "100Gi")
+    return tj(name, nnodes=16, nproc="1", gpu=1, **kw)
+
+
+def tj_2x8(name, **kw):
+    kw.setdefault("node_selector", P4D)
+    kw.setdefault("index", 1)
+    return tj(name, nnodes=2, nproc="8", gpu=8, **kw)
+
+
+# Fragmented layouts and the modes.
+
+@case("p4d-16x1-trainjob-enforce-deny")
+def _(n):
+    return tj_16x1(n)
+
+
+@case("p4d-16x1-pytorchjob-enforce-deny")
+def _(n):
+    return review(n, pytorchjob_pod(n, node_selector=P4D, cpu="10",
+                                    memory="100Gi"), TRAINING_OPERATOR)
+
+
+@case("p4d-16x1-trainjob-warn", args="--mode warn")
+def _(n):
+    return tj_16x1(n)
+
+
+@case("p4d-16x1-trainjob-audit", args="--mode audit")
+def _(n):
+    return tj_16x1(n)
+
+
+@case("p4d-16x1-trainjob-dryrun-deny")
+def _(n):
+    return review(n, trainjob_pod(n, nnodes=16, nproc="1", gpu=1,
+                                  cpu="10", memory="100Gi",
+                                  node_selector=P4D),
+                  JOB_CONTROLLER, dry_run=True)
+
+
+@case("p4d-12x1-trainjob-nearest-layout-deny")
+def _(n):
+    return tj(n, nnodes=12, nproc="1", gpu=1, cpu="10", memory="100Gi",
+              node_selector=P4D)
+
+
+@case("p4d-too-many-gpus-deny")
+def _(n):
+    return tj(n, nnodes=1, nproc="16", gpu=16, index=0, node_selector=P4D)
+
+
+@case("p4d-too-many-gpus-warn", args="--mode warn")
+def _(n):
+    return tj(n, nnodes=1, nproc="16", gpu=16, index=0, node_selector=P4D)
+
+
+@case("p4d-too-many-efa-deny")
+def _(n):
+    return tj_2x8(n, efa=8)
+
+
+@case("elastic-pet-nnodes-min-max-deny")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="gpt-neox-elastic", masters=0, workers=2, index=1,
+        nproc="1", gpu=1, elastic=(1, 4), cpu="10", memory="100Gi",
+        node_selector=P4D),
+        TRAINING_OPERATOR)
+
+
+@case("nproc-auto-2gpu-deny")
+def _(n):
+    return tj(n, nnodes=4, nproc="auto", gpu=2, cpu="20", memory="200Gi",
+              node_selector=P4D)
+
+
+@case("mpijob-worker-1gpu-deny")
+def _(n):
+    return review(n, mpijob_worker_pod(n, node_selector=P4D), MPI_OPERATOR)
+
+
+# Whole-node pods: patched.
+
+@case("p4d-2x8-trainjob-whole-node-mutate")
+def _(n):
+    return tj_2x8(n)
+
+
+@case("p4d-2x8-pytorchjob-worker-mutate")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama3-8b-sft", rtype="worker", index=0, masters=1,
+        workers=1, nproc="8", gpu=8, node_selector=P4D, sidecar=True),
+        TRAINING_OPERATOR)
+
+
+@case("p4d-2x8-pytorchjob-master-mutate")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama3-8b-sft", rtype="master", index=0, masters=1,
+        workers=1, nproc="8", gpu=8, node_selector=P4D),
+        TRAINING_OPERATOR)
+
+
+@case("p5-whole-node-mutate")
+def _(n):
+    return tj(n, job="mixtral-8x7b", nnodes=4, nproc="8", gpu=8, index=2,
+              cpu="180", memory="1800Gi",
+              node_selector=it("p5.48xlarge"))
+
+
+@case("p5-4gpu-single-pod-efa-share")
+def _(n):
+    return tj(n, job="llama3-8b-lora", nnodes=1, nproc="4", gpu=4, index=0,
+              cpu="90", memory="900Gi", node_selector=it("p5.48xlarge"))
+
+
+@case("p3dn-whole-node-no-gdr-env")
+def _(n):
+    return tj(n, job="bert-large", nnodes=2, nproc="8", gpu=8, index=0,
+              cpu="90", memory="700Gi", node_selector=it("p3dn.24xlarge"))
+
+
+@case("g5-48xl-8x1-pcie-split-warn")
+def _(n):
+    return tj(n, job="sd-finetune", nnodes=8, nproc="1", gpu=1, index=5,
+              cpu="20", memory="80Gi", node_selector=it("g5.48xlarge"))
+
+
+@case("g5-12xl-whole-node-mutate")
+def _(n):
+    return tj(n, job="sd-finetune", nnodes=2, nproc="4", gpu=4, index=1,
+              cpu="44", memory="170Gi", node_selector=it("g5.12xlarge"))
+
+
+@case("g5-xlarge-single-gpu-mutate")
+def _(n):
+    return tj(n, job="bert-base", nnodes=4, nproc="1", gpu=1, index=2,
+              cpu="3", memory="12Gi", node_selector=it("g5.xlarge"))
+
+
+@case("mpijob-worker-8gpu-whole-node-mutate")
+def _(n):
+    return review(n, mpijob_worker_pod(n, index=1, gpu=8, node_selector=P4D),
+                  MPI_OPERATOR)
+
+
+@case("p4d-two-gpu-containers-sum-whole-node")
+def _(n):
+    # Two GPU containers of 4 each: the pod has 8, the whole node.
+    return tj(n, job="rlhf-ppo", nnodes=2, nproc="4", gpu=4, index=1,
+              cpu="40", memory="400Gi", node_selector=P4D,
+              extra_containers=[{
+                  "name": "reward-model",
+                  "image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/"
+                           "llm/reward-server:0.4.2",
+                  "ports": [{"containerPort": 8000, "name": "http"}],
+                  "resources": gpu_resources(4, cpu="40", memory="400Gi"),
+              }])
+
+
+# GB200: ComputeDomain (IMEX) claims make 1-of-4 GPU pods NVLink-connected.
+
+GB200 = {"node.kubernetes.io/instance-type": "p6e-gb200.36xlarge",
+         "kubernetes.io/arch": "arm64"}
+CD_CLAIM = [{"name": "compute-domain-channel",
+             "resourceClaimTemplateName": "llama-405b-compute-domain-channel"}]
+
+
+@case("gb200-computedomain-podclaim-allow")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=GB200,
+              resource_claims=CD_CLAIM)
+
+
+@case("gb200-computedomain-containerclaim-allow")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=GB200,
+              resource_claims=CD_CLAIM,
+              container_claims=[{"name": "compute-domain-channel"}])
+
+
+@case("gb200-no-claim-fragmented-deny")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=GB200)
+
+
+# Instance type: unknown, unpinned, Karpenter, affinity, other labels.
+
+@case("unknown-instance-type-warn")
+def _(n):
+    return tj_16x1(n, node_selector=it("p9.mega"))
+
+
+@case("unpinned-gpu-pod-warn")
+def _(n):
+    return tj(n, nnodes=16, nproc="1", gpu=1, cpu="10", memory="100Gi")
+
+
+KARPENTER_8 = {"karpenter.k8s.aws/instance-gpu-count": "8",
+               "karpenter.sh/capacity-type": "on-demand"}
+
+
+@case("karpenter-gpu-count-8-split-deny")
+def _(n):
+    return tj_16x1(n, node_selector=KARPENTER_8)
+
+
+@case("karpenter-gpu-count-8-whole-node-agreed-patch")
+def _(n):
+    return tj_2x8(n, node_selector=KARPENTER_8, memory="700Gi")
+
+
+def required_affinity(*terms):
+    return {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": list(terms)}}}
+
+
+@case("affinity-in-p5-p5e-whole-node")
+def _(n):
+    return tj(n, job="mixtral-8x7b", nnodes=4, nproc="8", gpu=8, index=2,
+              cpu="180", memory="1800Gi",
+              affinity=required_affinity({"matchExpressions": [
+                  {"key": "node.kubernetes.io/instance-type",
+                   "operator": "In",
+                   "values": ["p5.48xlarge", "p5e.48xlarge"]}]}))
+
+
+@case("affinity-in-p4d-g5-split-strictest-deny")
+def _(n):
+    # p4d says fragmented (deny), g5.48xlarge says PCIe split (warn).
+    return tj(n, nnodes=16, nproc="1", gpu=1, cpu="20", memory="80Gi",
+              affinity=required_affinity({"matchExpressions": [
+                  {"key": "node.kubernetes.io/instance-type",
+                   "operator": "In",
+                   "values": ["p4d.24xlarge", "g5.48xlarge"]}]}))
+
+
+@case("affinity-term-without-type-unpinned")
+def _(n):
+    # nodeSelectorTerms are ORed: the second term lets the pod land on any
+    # on-demand node, so the instance type is not pinned.
+    return tj_2x8(n, node_selector=None, affinity=required_affinity(
+        {"matchExpressions": [
+            {"key": "node.kubernetes.io/instance-type", "operator": "In",
+             "values": ["p4d.24xlarge"]}]},
+        {"matchExpressions": [
+            {"key": "karpenter.sh/capacity-type", "operator": "In",
+             "values": ["on-demand"]}]}))
+
+
+@case("beta-instance-type-label")
+def _(n):
+    return tj_2x8(n, node_selector={
+        "beta.kubernetes.io/instance-type": "p4d.24xlarge"})
+
+
+@case("hyperpod-ml-prefix")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama3-8b-fsdp", rtype="worker", index=0, masters=1,
+        workers=1, nproc="8", gpu=8,
+        node_selector=it("ml.p4d.24xlarge")), TRAINING_OPERATOR)
+
+
+# Values the user set are kept.
+
+@case("user-env-kept-warning")
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"},
+                               {"name": "NCCL_DEBUG", "value": "INFO"}])
+
+
+@case("user-env-same-value-silent")
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "NVL"},
+                               {"name": "FI_PROVIDER", "value": "efa"}])
+
+
+@case("user-hostipc-false-kept")
+def _(n):
+    # A real apiserver omits hostIPC: false (omitempty); a review built
+    # from a manifest can carry it.
+    return tj_2x8(n, spec_extra={"hostIPC": False})
+
+
+@case("devshm-hostpath-kept")
+def _(n):
+    return tj_2x8(n, volumes=[{"name": "shmem", "hostPath": {
+        "path": "/dev/shm", "type": ""}}],
+        mounts=[{"name": "shmem", "mountPath": "/dev/shm"}])
+
+
+@case("devshm-emptydir-sizelimit-kept")
+def _(n):
+    return tj_2x8(n, volumes=[{"name": "dshm", "emptyDir": {
+        "medium": "Memory", "sizeLimit": "128Mi"}}],
+        mounts=[{"name": "dshm", "mountPath": "/dev/shm"}])
+
+
+@case("ipc-lock-already-present")
+def _(n):
+    return tj_2x8(n, security_context={"capabilities": {"add": ["IPC_LOCK"]}})
+
+
+@case("toleration-already-present")
+def _(n):
+    return tj_2x8(n, tolerations=[{"key": "nvidia.com/gpu",
+                                   "operator": "Exists",
+                                   "effect": "NoSchedule"}])
+
+
+@case("envfrom-no-env-warning")
+def _(n):
+    return tj_2x8(n, env_from=[{"configMapRef": {"name": "nccl-tuning"}}])
+
+
+@case("shm-capped-by-memory-limit")
+def _(n):
+    return tj_2x8(n, cpu="32", memory="64Gi",
+                  limits_extra={"cpu": "32", "memory": "64Gi"})
+
+
+@case("requests-mirror-efa")
+def _(n):
+    # requests name nvidia.com/gpu (as the apiserver defaults them): the
+    # EFA request must follow the EFA limit.
+    return tj_2x8(n)
+
+
+@case("gpu-limits-only-no-requests")
+def _(n):
+    # Only limits name the GPU (a manifest, not defaulted): the EFA goes
+    # into limits only.
+    return tj_2x8(n, requests=False)
+
+
+@case("efa-zero-kept-warning")
+def _(n):
+    return tj_2x8(n, efa=0)
+
+
+# Which pods are governed.
+
+@case("skip-annotation-optout")
+def _(n):
+    return tj_16x1(n, annotations={"topogate.io/skip": "true"})
+
+
+@case("managed-label-plain-pod")
+def _(n):
+    sfx = suffix_for(n)
+    meta = {"name": "nccl-allreduce-g5", "namespace": "perf-lab",
+            "labels": {"app": "nccl-tests", "topogate.io/managed": "true"},
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration":
+                            "{}\n"}}
+    spec = {
+        "containers": [container(
+            "nccl", "public.ecr.aws/hpc-cloud/nccl-tests:latest", sfx,
+            command=["/opt/nccl-tests/build/all_reduce_perf"],
+            args=["-b", "8", "-e", "4G", "-f", "2", "-g", "8"],
+            resources=gpu_resources(8, cpu="180", memory="700Gi"))],
+        "restartPolicy": "Never",
+        "nodeSelector": it("g5.48xlarge"),
+    }
+    return review(n, pod_object(meta, spec, sfx), HUMAN)
+
+
+@case("gpu-deployment-pod-not-training-ignored")
+def _(n):
+    sfx = suffix_for(n)
+    rs = "vllm-llama3-8b-7d9f8b6c5d"
+    meta = {"generateName": rs + "-", "namespace": "inference",
+            "labels": {"app": "vllm-llama3-8b",
+                       "pod-template-hash": "7d9f8b6c5d"},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                "uid": uid("rs", rs), "controller": True,
+                "blockOwnerDeletion": True}]}
+    spec = {
+        "containers": [container(
+            "vllm", "vllm/vllm-openai:v0.6.3", sfx,
+            args=["--model", "meta-llama/Meta-Llama-3-8B-Instruct"],
+            ports=[{"containerPort": 8000, "name": "http"}],
+            resources=gpu_resources(1, cpu="10", memory="100Gi"))],
+        "restartPolicy": "Always",
+        "nodeSelector": P4D,
+    }
+    return review(n, pod_object(meta, spec, sfx), RS_CONTROLLER)
+
+
+@case("non-gpu-pod-ignored")
+def _(n):
+    sfx = suffix_for(n)
+    rs = "web-5c8d7f9b6d"
+    meta = {"generateName": rs + "-", "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "5c8d7f9b6d"},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                "uid": uid("rs", rs), "controller": True,
+                "blockOwnerDeletion": True}]}
+    spec = {
+        "containers": [container(
+            "nginx", "nginx:1.27", sfx,
+            ports=[{"containerPort": 80}],
+            resources={"limits": {"memory": "128Mi"},
+                       "requests": {"cpu": "100m", "memory": "128Mi"}})],
+        "restartPolicy": "Always",
+    }
+    return review(n, pod_object(meta, spec, sfx), RS_CONTROLLER)
+
+
+@case("jobset-plain-gpu-not-trainjob-ignored")
+def _(n):
+    # A JobSet pod that Trainer did not make: replicated job `workers`,
+    # container `jax`, no PET_* env.
+    return tj(n, job="maxtext-train", rjob="workers", rjob_replicas=4,
+              trainer=False, index=0, gpu=1, cpu="10", memory="100Gi",
+              node_selector=P4D, image="ghcr.io/example/maxtext:2024.10",
+              args=["-m", "MaxText.train", "MaxText/configs/base.yml"],
+              user_env=[{"name": "JAX_COORDINATOR_ADDRESS",
+                         "value": "maxtext-train-workers-0-0.maxtext-train"
+                                  ":1234"}])
+
+
+@case("mpijob-launcher-no-gpu-ignored")
+def _(n):
+    return review(n, mpijob_launcher_pod(n), JOB_CONTROLLER)
+
+
+@case("no-job-size-one-pod-allow")
+def _(n):
+    # A Training Operator before v1.7 sets no PET_* env; a worker-only job
+    # gets no init container and no master env either.
+    return review(n, pytorchjob_pod(
+        n, job="resnet50-imagenet", rtype="worker", index=0, masters=0,
+        workers=1, nproc="1", gpu=1, node_selector=P4D, legacy_env=True,
+        cpu="10", memory="100Gi"), TRAINING_OPERATOR)
+
+
+@case("trn1-neuron-pod-ignored")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama2-7b-neuron", rtype="worker", index=1, masters=0,
+        workers=4, nproc="32", gpu=None, cpu="120", memory="400Gi",
+        node_selector=it("trn1.32xlarge"),
+        limits_extra={"aws.amazon.com/neuron": "16",
+                      "vpc.amazonaws.com/efa": "8"}), TRAINING_OPERATOR)
+
+
+@case("gpu-zero-ignored")
+def _(n):
+    return tj(n, job="osu-latency", nnodes=2, nproc="1", gpu=0, efa=1,
+              cpu="4", memory="16Gi", node_selector=P4D)
+
+
+@case("gpu-count-not-integer-warn")
+def _(n):
+    return tj(n, nnodes=16, nproc="1", gpu="1.5", cpu="10", memory="100Gi",
+              node_selector=P4D)
+
+
+# Containers that are not ours to touch.
+
+@case("native-sidecar-untouched")
+def _(n):
+    return tj_2x8(n, init_containers=[{
+        "name": "log-forwarder",
+        "image": "public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.0",
+        "restartPolicy": "Always",
+        "resources": {"limits": {"cpu": "200m", "memory": "256Mi"},
+                      "requests": {"cpu": "100m", "memory": "128Mi"}},
+    }])
+
+
+@case("gpu-init-container-untouched")
+def _(n):
+    return tj_2x8(n, init_containers=[{
+        "name": "gpu-burnin",
+        "image": "nvcr.io/nvidia/cloud-native/dcgm:3.3.5-1-ubuntu22.04",
+        "command": ["dcgmi", "diag", "-r", "1"],
+        "resources": gpu_resources(8, cpu="4", memory="8Gi"),
+    }])
+
+
+@case("whole-node-annotation-fills-gpu")
+def _(n):
+    return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,
+              index=0, cpu="90", memory="900Gi", node_selector=P4D,
+              annotations={"topogate.io/whole-node": "true"})
+
+
+# Policy files: per-namespace overrides, switches, and --mode over them.
+
+NS_WARN = policy(namespaces="  - name: research\n    mode: warn\n")
+
+
+@case("policy-namespace-warn-override", policy=NS_WARN)
+def _(n):
+    return tj_16x1(n, ns="research")
+
+
+@case("policy-mode-flag-overrides-namespace", args="--mode enforce",
+      policy=NS_WARN)
+def _(n):
+    return tj_16x1(n, ns="research")
+
+
+@case("policy-optout-disabled-skip-ignored", policy=policy(optOut="false"))
+def _(n):
+    return tj_16x1(n, annotations={"topogate.io/skip": "true"})
+
+
+@case("policy-unknown-type-deny", policy=policy(unknownInstanceType="deny"))
+def _(n):
+    return tj_16x1(n, node_selector=it("p9.mega"))
+
+
+@case("policy-namespace-inject-off", policy=policy(
+    namespaces="  - name: restricted-ml\n"
+               "    inject: {hostIPC: false, ipcLock: false}\n"))
+def _(n):
+    # Pod Security "baseline" forbids hostIPC and IPC_LOCK: this namespace
+    # gets the rest of the patch without them.
+    return tj_2x8(n, ns="restricted-ml")
+
+
+@case("policy-override-user-values", policy=policy(overrideUserValues="true"))
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"}])
+
+
+# Not a pod CREATE.
+
+@case("update-operation-ignored")
+def _(n):
+    old = trainjob_pod(n, nnodes=16, nproc="1", gpu=1, cpu="10",
+                       memory="100Gi", node_selector=P4D)
+    old["metadata"]["name"] = "llama3-8b-sft-node-0-3-x7k2p"
+    old["metadata"]["uid"] = uid("pod", n)
+    old["metadata"]["resourceVersion"] = "48213377"
+    old["metadata"]["creationTimestamp"] = "2026-03-14T09:26:53Z"
+    old["metadata"] = ordered(old["metadata"], [
+        "name", "generateName", "namespace", "uid", "resourceVersion",
+        "creationTimestamp", "labels", "annotations", "ownerReferences",
+        "finalizers"])
+    old["spec"]["nodeName"] = "ip-10-0-12-34.us-west-2.compute.internal"
+    old["spec"] = ordered(old["spec"], POD_SPEC_ORDER)
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"]["team"] = "foundation-models"
+    return review(n, new, HUMAN, operation="UPDATE", old_object=old)
+
+
+@case("non-pod-kind-ignored")
+def _(n):
+    obj = {"kind": "ConfigMap", "apiVersion": "v1",
+           "metadata": {"name": "nccl-tuning", "namespace": "ml-training"},
+           "data": {"NCCL_DEBUG": "INFO", "NCCL_P2P_LEVEL": "PIX"}}
+    r = review(n, trainjob_pod(n), HUMAN)
+    req = r["request"]
+    req["kind"] = {"group": "", "version": "v1", "kind": "ConfigMap"}
+    req["resource"] = {"group": "", "version": "v1",
+                       "resource": "configmaps"}
+    req["requestKind"] = dict(req["kind"])
+    req["requestResource"] = dict(req["resource"])
+    req["name"] = "nccl-tuning"
+    req["object"] = obj
+    # keep the request's field order
+    r["request"] = {k: req[k] for k in (
+        "uid", "kind", "resource", "requestKind", "requestResource", "name",
+        "namespace", "operation", "userInfo", "object", "oldObject",
+        "dryRun", "options")}
+    return r
+
+
+# Malformed envelopes: raw bytes, not necessarily JSON.
+
+def raw(text):
+    return ("raw", text)
+
+
+def envelope(n, request, api_version="admission.k8s.io/v1"):
+    env = {}
+    if api_version is not None:
+        env["apiVersion"] = api_version
+    env["kind"] = "AdmissionReview"
+    if request is not None:
+        env["request"] = request
+    return env
+
+
+def small_request(n):
+    r = tj(n, job="smoke", nnodes=2, nproc="8", gpu=8, index=0,
+           node_selector=P4D)
+    return r["request"]
+
+
+@case("malformed-json")
+def _(n):
+    full = json.dumps(small_request(n))
+    return raw('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",'
+               '"request":' + full[:200] + "\n")
+
+
+@case("malformed-missing-request")
+def _(n):
+    return envelope(n, None)
+
+
+@case("malformed-missing-uid")
+def _(n):
+    req = small_request(n)
+    del req["uid"]
+    return envelope(n, req)
+
+
+@case("malformed-request-not-object")
+def _(n):
+    return envelope(n, [small_request(n)])
+
+
+@case("malformed-uid-not-string")
+def _(n):
+    req = small_request(n)
+    req["uid"] = 4217
+    return envelope(n, req)
+
+
+@case("malformed-missing-object")
+def _(n):
+    req = small_request(n)
+    del req["object"]
+    del req["oldObject"]
+    return envelope(n, req)
+
+
+@case("malformed-v1beta1-apiversion")
+def _(n):
+    return envelope(n, small_request(n), "admission.k8s.io/v1beta1")
+
+
+@case("malformed-missing-apiversion")
+def _(n):
+    return envelope(n, small_request(n), None)
+
+
+@case("malformed-deep-nesting")
+def _(n):
+    req = small_request(n)
+    req["object"]["spec"]["containers"] = ["NEST"]
+    text = json.dumps(envelope(n, req), separators=(",", ":"))
+    return raw(text.replace('["NEST"]', "[" * 2000 + "]" * 2000) + "\n")
+
+
+# --------------------------------------------------------------- writing
+
+def main():
+    os.makedirs(CASES, exist_ok=True)
+    for name, fn in CASE.items():
+        out = fn(name)
+        path = os.path.join(CASES, name + ".in.json")
+        if isinstance(out, tuple) and out[0] == "raw":
+            text = out[1]
+        else:
+            text = json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+        with open(path, "w") as f:
+            f.write(text)
+        args_path = os.path.join(CASES, name + ".args")
+        if name in ARGS:
+            with open(args_path, "w") as f:
+                f.write(ARGS[name] + "\n")
+        elif os.path.exists(args_path):
+            os.remove(args_path)
+        policy_path = os.path.join(CASES, name + ".policy")
+        if name in POLICY:
+            with open(policy_path, "w") as f:
+                f.write(POLICY[name])
+        elif os.path.exists(policy_path):
+            os.remove(policy_path)
+    print("%d cases in %s" % (len(CASE), os.path.relpath(CASES)))
+
+
+if __name__ == "__main__":
+    main()
