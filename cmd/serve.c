@@ -1,0 +1,433 @@
+/*
+ * serve.c - `topogate serve`: load the policy and the certificate, listen
+ * for reviews and probes, and stop cleanly on SIGTERM or SIGINT.
+ */
+#include "cmd/cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "policy/snapshot.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+#include "webhook/probe.h"
+#include "webhook/server.h"
+
+/* A certificate chain or a key is a few KiB: larger is the wrong file. */
+#define SERVE_PEM_MAX (1024 * 1024)
+
+/*
+ * How long SIGTERM waits for requests already begun. Well inside the
+ * kubelet's 30 s grace period, and a review takes milliseconds.
+ */
+#define SERVE_GRACE_MS 5000
+
+static const char serve_usage[] =
+    "usage: topogate serve [-nv] --tls-cert FILE --tls-key FILE\n"
+    "                      [--listen ADDR:PORT] [--probe-listen ADDR:PORT]\n"
+    "                      [--policy FILE] [--mode enforce|warn|audit]\n"
+    "\n"
+    "  --listen ADDR:PORT        admission HTTPS (default :8443, every "
+    "address)\n"
+    "  --probe-listen ADDR:PORT  /healthz /readyz /metrics over HTTP "
+    "(default :8080)\n"
+    "  --tls-cert FILE           serving certificate chain, PEM\n"
+    "  --tls-key FILE            its private key, PEM, unencrypted\n"
+    "  --policy FILE             policy YAML (default: the embedded one)\n"
+    "  --mode MODE               force enforce, warn or audit everywhere\n"
+    "  -n                        check the configuration, print "
+    "'configuration OK'\n"
+    "  -v                        debug logging\n"
+    "ADDR is an IPv4 address, a host name, [IPv6], or empty.\n";
+
+struct serve_opts {
+    const char *listen;
+    const char *probe_listen;
+    const char *cert_path;
+    const char *key_path;
+    const char *policy;
+    const char *mode;
+    bool check;
+    bool verbose;
+};
+
+/* A resolved listen address, and how to print it. */
+struct serve_addr {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char text[INET6_ADDRSTRLEN + 16];
+};
+
+static void __attribute__((format(printf, 1, 2)))
+serve_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("topogate serve: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/*
+ * Resolves "ADDR:PORT", "[IPv6]:PORT" or ":PORT". An empty ADDR means
+ * every address: "::" serving IPv4 as well, or "0.0.0.0" where the
+ * kernel has no IPv6. 0, or -1 after printing why.
+ */
+static int
+serve_resolve(const char *opt, const char *spec, struct serve_addr *out)
+{
+    struct addrinfo hints, *res = NULL;
+    char host[256], serv[NI_MAXSERV];
+    const char *arg = spec, *port, *end;
+    size_t n;
+    int rc;
+
+    if (spec[0] == '[') {
+        end = strchr(spec, ']');
+        if (end == NULL || end[1] != ':')
+            goto syntax;
+        n = (size_t)(end - spec - 1);
+        spec++;
+        port = end + 2;
+    } else {
+        end = strrchr(spec, ':');
+        if (end == NULL || memchr(spec, ':', (size_t)(end - spec)) != NULL)
+            goto syntax;
+        n = (size_t)(end - spec);
+        port = end + 1;
+    }
+    if (n >= sizeof(host) || port[0] == '\0' ||
+        strspn(port, "0123456789") != strlen(port) || atol(port) < 1 ||
+        atol(port) > 65535)
+        goto syntax;
+    memcpy(host, spec, n);
+    host[n] = '\0';
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    if (host[0] == '\0') {
+        int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+        hints.ai_family = fd >= 0 ? AF_INET6 : AF_INET;
+        hints.ai_flags |= AI_PASSIVE;
+        if (fd >= 0)
+            close(fd);
+    }
+    rc = getaddrinfo(host[0] != '\0' ? host : NULL, port, &hints, &res);
+    if (rc != 0) {
+        serve_error("%s '%s': %s", opt, arg, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
+    out->len = res->ai_addrlen;
+    freeaddrinfo(res);
+    getnameinfo((struct sockaddr *)&out->ss, out->len, host, sizeof(host), serv,
+                sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(out->text, sizeof(out->text),
+             out->ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, serv);
+    return 0;
+syntax:
+    serve_error("%s '%s': expected ADDR:PORT, [IPv6]:PORT or :PORT", opt, arg);
+    return -1;
+}
+
+/* The whole file, NUL-terminated and owned; NULL after printing why. */
+static char *
+serve_read(const char *path)
+{
+    char *buf = NULL;
+    size_t len;
+    FILE *f;
+
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        serve_error("cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    buf = malloc(SERVE_PEM_MAX + 1);
+    if (buf == NULL) {
+        serve_error("out of memory");
+        goto out;
+    }
+    len = fread(buf, 1, SERVE_PEM_MAX + 1, f);
+    if (ferror(f) || len > SERVE_PEM_MAX) {
+        serve_error(ferror(f) ? "cannot read '%s'"
+                              : "'%s': over 1 MiB, "
+                                "not a PEM file",
+                    path);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    buf[len] = '\0';
+out:
+    fclose(f);
+    return buf;
+}
+
+/* Never prompt for a pass phrase: a daemon has no one to ask. */
+static int
+serve_no_password(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)u;
+    return -1;
+}
+
+/* The last OpenSSL reason, for a message; "" when there is none. */
+static const char *
+serve_ssl_reason(void)
+{
+    const char *r = ERR_reason_error_string(ERR_peek_last_error());
+
+    return r != NULL ? r : "";
+}
+
+/*
+ * Checks with OpenSSL what GnuTLS will load: a certificate, a private key,
+ * and that the two belong together. 0, or -1 after printing why.
+ */
+static int
+serve_check_tls(const struct serve_opts *o, const char *cert, const char *key)
+{
+    BIO *cert_bio = BIO_new_mem_buf(cert, -1);
+    BIO *key_bio = BIO_new_mem_buf(key, -1);
+    X509 *x509 = NULL;
+    EVP_PKEY *pkey = NULL;
+    int ret = -1;
+
+    if (cert_bio == NULL || key_bio == NULL) {
+        serve_error("out of memory");
+        goto out;
+    }
+    x509 = PEM_read_bio_X509(cert_bio, NULL, serve_no_password, NULL);
+    if (x509 == NULL) {
+        serve_error("'%s': no PEM certificate (%s)", o->cert_path,
+                    serve_ssl_reason());
+        goto out;
+    }
+    pkey = PEM_read_bio_PrivateKey(key_bio, NULL, serve_no_password, NULL);
+    if (pkey == NULL) {
+        serve_error("'%s': no unencrypted PEM private key (%s)", o->key_path,
+                    serve_ssl_reason());
+        goto out;
+    }
+    if (X509_check_private_key(x509, pkey) != 1) {
+        serve_error("'%s' does not match the certificate in '%s'", o->key_path,
+                    o->cert_path);
+        goto out;
+    }
+    ret = 0;
+out:
+    EVP_PKEY_free(pkey);
+    X509_free(x509);
+    BIO_free(key_bio);
+    BIO_free(cert_bio);
+    ERR_clear_error();
+    return ret;
+}
+
+/* 0, 1 for a usage error (already printed), or 2 for --help. */
+static int
+serve_options(int argc, char **argv, struct serve_opts *o)
+{
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"probe-listen", required_argument, NULL, 'p'},
+        {"tls-cert", required_argument, NULL, 'c'},
+        {"tls-key", required_argument, NULL, 'k'},
+        {"policy", required_argument, NULL, 'f'},
+        {"mode", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    enum mode mode;
+    int ch;
+
+    /* glibc: 0 restarts the scan completely, whatever main() parsed. */
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, "+nvh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'l':
+            o->listen = optarg;
+            break;
+        case 'p':
+            o->probe_listen = optarg;
+            break;
+        case 'c':
+            o->cert_path = optarg;
+            break;
+        case 'k':
+            o->key_path = optarg;
+            break;
+        case 'f':
+            o->policy = optarg;
+            break;
+        case 'm':
+            o->mode = optarg;
+            break;
+        case 'n':
+            o->check = true;
+            break;
+        case 'v':
+            o->verbose = true;
+            break;
+        case 'h':
+            fputs(serve_usage, stdout);
+            return 2;
+        default:
+            fputs(serve_usage, stderr);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        serve_error("unexpected argument '%s'", argv[optind]);
+        return 1;
+    }
+    if (o->mode != NULL && mode_parse(o->mode, &mode) != 0) {
+        serve_error("unknown mode '%s': use enforce, warn or audit", o->mode);
+        return 1;
+    }
+    if (o->cert_path == NULL || o->key_path == NULL) {
+        serve_error("missing %s%s%s",
+                    o->cert_path == NULL ? "--tls-cert FILE" : "",
+                    o->cert_path == NULL && o->key_path == NULL ? " and " : "",
+                    o->key_path == NULL ? "--tls-key FILE" : "");
+        return 1;
+    }
+    return 0;
+}
+
+/* Serves until SIGTERM or SIGINT. 0, or 1 when a listener cannot start. */
+static int
+serve_run(struct snapshot *s, const struct serve_addr *listen,
+          const struct serve_addr *probe, const char *cert, const char *key)
+{
+    struct metrics *metrics = NULL;
+    struct server *srv = NULL;
+    struct probe *prb = NULL;
+    char err[512];
+    sigset_t set;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct server_config cfg = {
+        .addr = (const struct sockaddr *)&listen->ss,
+        .addr_len = listen->len,
+        .cert_pem = cert,
+        .key_pem = key,
+        .threads = cpus > 0 ? (unsigned int)cpus : 1,
+    };
+    int sig, ret = 1;
+
+    /*
+     * Blocked before any thread starts, so every thread inherits the mask
+     * and only sigwait() below ever sees these signals.
+     */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    metrics = metrics_new();
+    if (metrics == NULL) {
+        serve_error("out of memory");
+        goto out;
+    }
+    srv = server_start(&cfg, s, metrics, err, sizeof(err));
+    if (srv == NULL) {
+        serve_error("cannot listen on %s: %s", listen->text, err);
+        goto out;
+    }
+    prb = probe_start((const struct sockaddr *)&probe->ss, metrics, err,
+                      sizeof(err));
+    if (prb == NULL) {
+        serve_error("cannot listen on %s: %s", probe->text, err);
+        goto out;
+    }
+    probe_set_ready(prb, true);
+    log_info("policy %s digest %016llx mode %s, %zu instance types", s->origin,
+             (unsigned long long)s->digest, mode_name(s->mode), s->n_types);
+    log_info("serving https://%s/mutate with %u threads, probes on "
+             "http://%s",
+             listen->text, cfg.threads, probe->text);
+
+    if (sigwait(&set, &sig) != 0)
+        goto out;
+    log_info("%s: draining, then stopping",
+             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    /* Not ready first, so the endpoint is dropped while requests drain. */
+    probe_set_ready(prb, false);
+    server_stop(srv, SERVE_GRACE_MS);
+    srv = NULL;
+    ret = 0;
+out:
+    server_stop(srv, 0);
+    probe_stop(prb);
+    metrics_free(metrics);
+    if (ret == 0)
+        log_info("stopped");
+    return ret;
+}
+
+int
+cmd_serve(int argc, char **argv)
+{
+    struct serve_opts o = {.listen = ":8443", .probe_listen = ":8080"};
+    struct serve_addr listen, probe;
+    struct snapshot *s = NULL;
+    char *cert = NULL, *key = NULL;
+    int ret = 1;
+
+    log_init("topogate");
+    ret = serve_options(argc, argv, &o);
+    if (ret != 0)
+        return ret == 2 ? 0 : 1;
+    ret = 1;
+    log_setverbose(o.verbose);
+    if (serve_resolve("--listen", o.listen, &listen) != 0 ||
+        serve_resolve("--probe-listen", o.probe_listen, &probe) != 0)
+        goto out;
+    s = cmd_load_policy(o.policy, o.mode);
+    if (s == NULL)
+        goto out;
+    cert = serve_read(o.cert_path);
+    if (cert == NULL)
+        goto out;
+    key = serve_read(o.key_path);
+    if (key == NULL || serve_check_tls(&o, cert, key) != 0)
+        goto out;
+    if (o.check) {
+        puts("configuration OK");
+        ret = 0;
+        goto out;
+    }
+    ret = serve_run(s, &listen, &probe, cert, key);
+out:
+    if (key != NULL) {
+        explicit_bzero(key, strlen(key));
+        free(key);
+    }
+    free(cert);
+    snapshot_unref(s);
+    return ret;
+}

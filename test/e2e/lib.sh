@@ -1,0 +1,135 @@
+# test/e2e/lib.sh: results, ports, certificates and the server for run.sh.
+# Sourced; expects BIN and TMP to be set.
+
+PASSED=0
+FAILED=0
+SERVER_PID=
+BACKGROUND=" "
+
+ok() {
+	PASSED=$((PASSED + 1))
+	echo "ok - $1"
+}
+
+# not_ok NAME DETAILS
+not_ok() {
+	FAILED=$((FAILED + 1))
+	echo "not ok - $1: $2"
+}
+
+# expect NAME WANT GOT
+expect() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "want '$2', got '$3'"
+	fi
+}
+
+# expect_match NAME EXTENDED-REGEX TEXT
+expect_match() {
+	if printf '%s' "$3" | grep -Eq -- "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no /$2/ in '$(printf '%s' "$3" | head -c 400)'"
+	fi
+}
+
+# A metav1.Status body with the given code, as review_error_body() makes.
+is_status() {
+	printf '%s' "$1" | grep -Eq '"kind" *: *"Status"' &&
+		printf '%s' "$1" | grep -Eq "\"code\" *: *$2[,}]"
+}
+
+# Remembers a helper process for the exit trap.
+background() {
+	BACKGROUND="$BACKGROUND$1 "
+}
+
+# A port on 127.0.0.1 that nothing answers on (20000-59999).
+free_port() {
+	local p i
+	for i in $(seq 1 50); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# mkcert NAME: TMP/NAME.crt and TMP/NAME.key, self-signed ECDSA P-256
+# for 127.0.0.1 and localhost.
+mkcert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-sha256 -nodes -days 1 -subj /CN=localhost \
+		-addext subjectAltName=IP:127.0.0.1,DNS:localhost \
+		-keyout "$TMP/$1.key" -out "$TMP/$1.crt" 2>>"$TMP/openssl.log"
+}
+
+# Polls /readyz for up to 10 s (a sanitizer build starts slowly).
+wait_ready() {
+	local i
+	for i in $(seq 1 100); do
+		kill -0 "$SERVER_PID" 2>/dev/null || return 1
+		if [ "$(curl -s --max-time 1 -o /dev/null -w '%{http_code}' \
+			"http://127.0.0.1:$PROBE/readyz")" = 200 ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_server [FLAGS...]: `BIN serve` on fresh ports with TMP/tls.*;
+# sets SERVER_PID, PORT and PROBE. Logs go to TMP/server.log.
+start_server() {
+	local try
+	for try in 1 2 3; do
+		PORT=$(free_port) && PROBE=$(free_port) || return 1
+		[ "$PORT" != "$PROBE" ] || continue
+		"$BIN" serve --listen "127.0.0.1:$PORT" \
+			--probe-listen "127.0.0.1:$PROBE" \
+			--tls-cert "$TMP/tls.crt" --tls-key "$TMP/tls.key" "$@" \
+			>>"$TMP/server.out" 2>>"$TMP/server.log" &
+		SERVER_PID=$!
+		wait_ready && return 0
+		# Another process may have taken a port meanwhile: try again.
+		stop_server
+	done
+	return 1
+}
+
+# Sends SIGTERM and waits up to 5 s, then SIGKILL. Sets SERVER_RC (the
+# exit status, or "timeout") and STOP_SECONDS.
+stop_server() {
+	local i start
+	SERVER_RC=none
+	[ -n "$SERVER_PID" ] || return 0
+	start=$(date +%s%N)
+	kill -TERM "$SERVER_PID" 2>/dev/null
+	for i in $(seq 1 50); do
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -KILL "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+		SERVER_RC=timeout
+	else
+		wait "$SERVER_PID" 2>/dev/null
+		SERVER_RC=$?
+	fi
+	STOP_SECONDS=$((($(date +%s%N) - start) / 1000000000))
+	SERVER_PID=
+}
+
+cleanup() {
+	local p
+	stop_server
+	for p in $BACKGROUND; do
+		kill "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}

@@ -1,0 +1,117 @@
+/*
+ * log.c - timestamped lines on stderr, one fwrite() each.
+ */
+#include "webhook/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Long enough for a review line with every field at its maximum. */
+#define LOG_LINE_MAX 2048
+
+static const char *log_progname = "topogate";
+static atomic_bool log_verbose;
+
+void
+log_init(const char *progname)
+{
+    log_progname = progname;
+}
+
+void
+log_setverbose(bool verbose)
+{
+    atomic_store(&log_verbose, verbose);
+}
+
+/*
+ * Formats one line into a stack buffer and writes it at once. Control
+ * characters become '?': names and uids in a review come from whoever
+ * sent it, and must not be able to forge a second log line.
+ */
+static void
+log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
+{
+    char line[LOG_LINE_MAX];
+    const size_t room = sizeof(line) - 1; /* keeps a byte for '\n' */
+    struct timespec ts;
+    struct tm tm;
+    size_t n, start;
+    int r;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    n = strftime(line, room, "%Y-%m-%dT%H:%M:%S", &tm);
+    r = snprintf(line + n, room - n, ".%03ldZ %s %s: ", ts.tv_nsec / 1000000,
+                 log_progname, level);
+    n += (r > 0 && (size_t)r < room - n) ? (size_t)r : 0;
+    start = n;
+
+    r = vsnprintf(line + n, room - n, fmt, ap);
+    if (r > 0)
+        n = (size_t)r < room - n ? n + (size_t)r : room - 1;
+    while (n > start && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    if (errstr != NULL && n < room - 1) {
+        r = snprintf(line + n, room - n, ": %s", errstr);
+        if (r > 0)
+            n = (size_t)r < room - n ? n + (size_t)r : room - 1;
+    }
+    for (size_t i = start; i < n; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if (c < 0x20 || c == 0x7f)
+            line[i] = '?';
+    }
+    line[n++] = '\n';
+    fwrite(line, 1, n, stderr);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    log_emit("info", NULL, fmt, ap);
+    va_end(ap);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+    char buf[128];
+    const char *errstr;
+    va_list ap;
+
+    /* Before anything else here can change errno. */
+    errstr = strerror_r(errno, buf, sizeof(buf));
+    va_start(ap, fmt);
+    log_emit("warn", errstr, fmt, ap);
+    va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    log_emit("warn", NULL, fmt, ap);
+    va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!atomic_load_explicit(&log_verbose, memory_order_relaxed))
+        return;
+    va_start(ap, fmt);
+    log_emit("debug", NULL, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,46 @@
+/*
+ * metrics.h - counters for /metrics, in the Prometheus text format.
+ *
+ * The request path (metrics_review, metrics_http) only does atomic
+ * increments: no lock, no allocation. metrics_set_policy() runs at start
+ * and at reload. struct metrics is owned by whoever called metrics_new();
+ * metrics_render() returns an owned string.
+ */
+#ifndef TOPOGATE_METRICS_H
+#define TOPOGATE_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy/decision.h"
+#include "policy/snapshot.h"
+
+struct metrics;
+
+/* NULL when out of memory. */
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/*
+ * Takes the snapshot's instance-type names as the only instance_type
+ * labels besides "unknown" and "none", and sets topogate_policy_info.
+ * Names from an earlier policy stay, so no counter ever goes backwards.
+ * Returns 0, or -1 when out of memory (labels seen so far stay valid).
+ */
+int metrics_set_policy(struct metrics *m, const struct snapshot *s);
+
+/*
+ * Counts one review. ok is false for a review that got no decision (400,
+ * 500): decision="error". An instance type the policy did not name counts
+ * as "unknown", so a label is never a string a client chose.
+ */
+void metrics_review(struct metrics *m, bool ok, enum verdict v,
+                    const char *instance_type, uint64_t micros);
+
+/* Counts one response of the admission listener by status code. */
+void metrics_http(struct metrics *m, int code);
+
+/* The exposition text, owned by the caller; NULL when out of memory. */
+char *metrics_render(struct metrics *m);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * server.c - the admission listener on libmicrohttpd and GnuTLS.
+ *
+ * libmicrohttpd calls server_access() once when the headers are in
+ * (checks and 4xx happen there, before any body is read), once per piece
+ * of body, and once more at the end, where the review is answered. The
+ * struct request made at the first call owns the body until the request
+ * completes, which frees it in server_completed().
+ */
+#include "webhook/server.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "policy/snapshot.h"
+#include "webhook/deadline.h"
+#include "webhook/http.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+#include "webhook/review.h"
+
+/* TLS 1.3 and 1.2 only, and the server's cipher order wins. */
+#define SERVER_TLS_PRIORITIES                                                  \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
+
+/*
+ * Below the common soft limit of 1024 descriptors, which the listen
+ * sockets and epoll share. The apiserver keeps a few connections open.
+ */
+#define SERVER_CONNECTIONS 1000
+
+/* The first allocation for a chunked body, whose length is not known. */
+#define SERVER_CHUNK (64 * 1024)
+
+#define SERVER_JSON "application/json"
+
+/* The 500 answer when there is not even memory to build one. */
+static char server_oom_body[] =
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+    "\"status\":\"Failure\",\"message\":\"out of memory\","
+    "\"reason\":\"InternalError\",\"code\":500}";
+
+struct server {
+    struct MHD_Daemon *daemon;
+    struct metrics *metrics; /* borrowed */
+    struct deadline *deadline;
+    pthread_mutex_t lock; /* guards the snapshot pointer, not the snapshot */
+    struct snapshot *snapshot;
+    atomic_int in_flight; /* requests between headers and completion */
+    char *cert;
+    char *key;
+};
+
+struct request {
+    uint64_t start; /* CLOCK_MONOTONIC ns: the request line was in */
+    char *body;     /* NUL-terminated once complete */
+    size_t len;
+    size_t cap;
+    int refuse; /* 413 or 500: answer this instead of a review */
+};
+
+/* The watchdog record of a connection; NULL if it has none. */
+static struct deadline_conn *
+server_conn(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info;
+
+    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+/* Takes a reference to the snapshot being served; the caller drops it. */
+static struct snapshot *
+server_snapshot(struct server *srv)
+{
+    struct snapshot *s;
+
+    /*
+     * Load and ref under one lock: between a bare atomic load and the
+     * ref, a reload could drop the last reference and free it.
+     */
+    pthread_mutex_lock(&srv->lock);
+    s = snapshot_ref(srv->snapshot);
+    pthread_mutex_unlock(&srv->lock);
+    return s;
+}
+
+/* Answers code with a metav1.Status body; a 500 if that cannot be built. */
+static enum MHD_Result
+server_error(struct server *srv, struct MHD_Connection *conn, int code,
+             const char *message, const char *allow)
+{
+    char *body = review_error_body(code, message);
+
+    if (body == NULL) {
+        metrics_http(srv->metrics, 500);
+        return http_reply(conn, 500, SERVER_JSON, server_oom_body,
+                          strlen(server_oom_body), false, NULL);
+    }
+    metrics_http(srv->metrics, code);
+    return http_reply(conn, (unsigned int)code, SERVER_JSON, body, strlen(body),
+                      true, allow);
+}
+
+/* "application/json" in any case, maybe followed by "; parameters". */
+static bool
+server_is_json(const char *ctype)
+{
+    static const char want[] = SERVER_JSON;
+
+    if (ctype == NULL)
+        return false;
+    ctype += strspn(ctype, " \t");
+    if (strncasecmp(ctype, want, sizeof(want) - 1) != 0)
+        return false;
+    ctype += sizeof(want) - 1;
+    ctype += strspn(ctype, " \t");
+    return *ctype == '\0' || *ctype == ';';
+}
+
+/* First call: the headers are in, no body has been read yet. */
+static enum MHD_Result
+server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
+             const char *method, void **con_cls)
+{
+    struct deadline_conn *dc = server_conn(conn);
+    struct request *req;
+    const char *clen;
+
+    req = calloc(1, sizeof(*req));
+    if (req == NULL)
+        return server_error(srv, conn, 500, "out of memory", NULL);
+    req->start = dc != NULL ? deadline_since(dc) : deadline_now();
+    *con_cls = req;
+    atomic_fetch_add(&srv->in_flight, 1);
+
+    if (strcmp(url, "/mutate") != 0) {
+        log_debug("not found: %s %s", method, url);
+        return server_error(srv, conn, 404,
+                            "not found: reviews go to POST /mutate", NULL);
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+        return server_error(srv, conn, 405,
+                            "method not allowed: reviews are POSTed",
+                            MHD_HTTP_METHOD_POST);
+    if (!server_is_json(MHD_lookup_connection_value(
+            conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
+        return server_error(srv, conn, 415,
+                            "unsupported media type: send application/json",
+                            NULL);
+    clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                       MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (clen != NULL) {
+        char *end;
+        unsigned long long n;
+
+        errno = 0;
+        n = strtoull(clen, &end, 10);
+        if (errno != 0 || end == clen || *end != '\0')
+            return server_error(srv, conn, 400, "invalid Content-Length", NULL);
+        if (n > SERVER_BODY_MAX) {
+            log_warnx("refused a review of %llu bytes: over %d", n,
+                      SERVER_BODY_MAX);
+            return server_error(srv, conn, 413,
+                                "request entity too large: a review is at "
+                                "most 3 MiB",
+                                NULL);
+        }
+        /* Known length: one allocation, no copy on growth. */
+        req->cap = (size_t)n + 1;
+        req->body = malloc(req->cap);
+        if (req->body == NULL)
+            req->refuse = 500;
+    }
+    return MHD_YES;
+}
+
+/* A piece of body. Past the cap it is read and dropped, then 413. */
+static void
+server_append(struct request *req, const char *data, size_t n)
+{
+    if (req->refuse != 0)
+        return;
+    if (n > SERVER_BODY_MAX - req->len) {
+        req->refuse = 413;
+        goto drop;
+    }
+    if (req->len + n + 1 > req->cap) {
+        size_t cap = req->cap * 2;
+        char *p;
+
+        if (cap < SERVER_CHUNK)
+            cap = SERVER_CHUNK;
+        if (cap < req->len + n + 1)
+            cap = req->len + n + 1;
+        if (cap > SERVER_BODY_MAX + 1)
+            cap = SERVER_BODY_MAX + 1;
+        p = realloc(req->body, cap);
+        if (p == NULL) {
+            req->refuse = 500;
+            goto drop;
+        }
+        req->body = p;
+        req->cap = cap;
+    }
+    memcpy(req->body + req->len, data, n);
+    req->len += n;
+    return;
+drop:
+    free(req->body);
+    req->body = NULL;
+    req->len = req->cap = 0;
+}
+
+/* Copies a field for the log line: names and uids only, never spaces. */
+static const char *
+server_field(char *dst, size_t size, const char *src)
+{
+    size_t i = 0;
+
+    for (; src[i] != '\0' && i + 1 < size; i++) {
+        unsigned char c = (unsigned char)src[i];
+        dst[i] = (char)(isalnum(c) || strchr("._-:/", c) != NULL ? c : '?');
+    }
+    dst[i] = '\0';
+    return i > 0 ? dst : "-";
+}
+
+static void
+server_log(const struct review_result *r, const char *decision, uint64_t us)
+{
+    char uid[sizeof(r->uid)], ns[sizeof(r->namespace_)];
+    char pod[sizeof(r->name)], type[sizeof(r->instance_type)];
+
+    log_info("review uid=%s ns=%s pod=%s type=%s decision=%s ops=%zu "
+             "us=%llu",
+             server_field(uid, sizeof(uid), r->uid),
+             server_field(ns, sizeof(ns), r->namespace_),
+             server_field(pod, sizeof(pod), r->name),
+             server_field(type, sizeof(type), r->instance_type), decision,
+             r->n_ops, (unsigned long long)us);
+}
+
+/* Last call: the whole body is in. */
+static enum MHD_Result
+server_review(struct server *srv, struct MHD_Connection *conn,
+              struct request *req)
+{
+    struct review_result res;
+    struct snapshot *s;
+    enum MHD_Result ret;
+    uint64_t us;
+    bool ok;
+    int rc;
+
+    if (req->refuse == 413) {
+        log_warnx("refused a chunked review: over %d bytes", SERVER_BODY_MAX);
+        return server_error(srv, conn, 413,
+                            "request entity too large: a review is at most "
+                            "3 MiB",
+                            NULL);
+    }
+    if (req->refuse != 0)
+        return server_error(srv, conn, 500, "out of memory", NULL);
+    if (req->body != NULL)
+        req->body[req->len] = '\0';
+
+    memset(&res, 0, sizeof(res));
+    s = server_snapshot(srv);
+    rc = review_respond(s, req->body != NULL ? req->body : "", req->len, &res);
+    snapshot_unref(s);
+    free(req->body);
+    req->body = NULL;
+    if (rc != 0 || res.body == NULL) {
+        review_result_free(&res);
+        us = (deadline_now() - req->start) / 1000;
+        metrics_review(srv->metrics, false, VERDICT_ALLOW, "", us);
+        log_warnx("review failed: out of memory");
+        return server_error(srv, conn, 500, "out of memory", NULL);
+    }
+
+    /* The body passes to libmicrohttpd, which frees it once sent. */
+    ret = http_reply(conn, (unsigned int)res.http_status, SERVER_JSON, res.body,
+                     res.body_len, true, NULL);
+    res.body = NULL;
+    us = (deadline_now() - req->start) / 1000;
+    ok = res.http_status == 200;
+    server_log(&res, ok ? verdict_name(res.verdict) : "error", us);
+    metrics_review(srv->metrics, ok, res.verdict, res.instance_type, us);
+    metrics_http(srv->metrics, res.http_status);
+    review_result_free(&res);
+    return ret;
+}
+
+static enum MHD_Result
+server_access(void *cls, struct MHD_Connection *conn, const char *url,
+              const char *method, const char *version, const char *upload,
+              size_t *upload_size, void **con_cls)
+{
+    struct server *srv = cls;
+    struct request *req = *con_cls;
+
+    (void)version;
+    if (req == NULL)
+        return server_begin(srv, conn, url, method, con_cls);
+    if (*upload_size > 0) {
+        server_append(req, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return server_review(srv, conn, req);
+}
+
+static void
+server_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                 enum MHD_RequestTerminationCode toe)
+{
+    struct server *srv = cls;
+    struct request *req = *con_cls;
+    struct deadline_conn *dc = server_conn(conn);
+
+    (void)toe;
+    /* The next request on this connection gets a window of its own. */
+    if (dc != NULL)
+        deadline_restart(dc);
+    if (req == NULL)
+        return;
+    free(req->body);
+    free(req);
+    *con_cls = NULL;
+    atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+static void
+server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                  enum MHD_ConnectionNotificationCode toe)
+{
+    struct server *srv = cls;
+    const union MHD_ConnectionInfo *info;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        deadline_close(srv->deadline, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL)
+        return;
+    *socket_context = deadline_open(srv->deadline, info->connect_fd);
+    if (*socket_context == NULL) {
+        /* Refused rather than left open with nothing watching it. */
+        log_warnx("out of memory: refusing a connection");
+        shutdown(info->connect_fd, SHUT_RDWR);
+    }
+}
+
+/* Called once the request line is in: the review's clock starts here. */
+static void *
+server_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct deadline_conn *dc = server_conn(conn);
+
+    (void)cls;
+    (void)uri;
+    if (dc != NULL)
+        deadline_restart(dc);
+    return NULL; /* *con_cls stays NULL until server_begin() */
+}
+
+static void
+server_free(struct server *srv)
+{
+    if (srv == NULL)
+        return;
+    deadline_free(srv->deadline);
+    snapshot_unref(srv->snapshot);
+    if (srv->key != NULL) {
+        explicit_bzero(srv->key, strlen(srv->key));
+        free(srv->key);
+    }
+    free(srv->cert);
+    pthread_mutex_destroy(&srv->lock);
+    free(srv);
+}
+
+struct server *
+server_start(const struct server_config *cfg, struct snapshot *s,
+             struct metrics *m, char *err, size_t err_len)
+{
+    struct server *srv;
+    unsigned int threads = cfg->threads;
+
+    srv = calloc(1, sizeof(*srv));
+    if (srv == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&srv->lock, NULL);
+    srv->metrics = m;
+    srv->snapshot = snapshot_ref(s);
+    srv->cert = strdup(cfg->cert_pem);
+    srv->key = strdup(cfg->key_pem);
+    srv->deadline = deadline_new(SERVER_TIMEOUT);
+    if (srv->cert == NULL || srv->key == NULL || srv->deadline == NULL ||
+        metrics_set_policy(m, s) != 0) {
+        snprintf(err, err_len, "out of memory");
+        goto fail;
+    }
+    if (threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (unsigned int)cpus : 1;
+    }
+
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, (void *)cfg->addr},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, SERVER_TLS_PRIORITIES},
+        {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, SERVER_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_TIMEOUT, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)server_connection, srv},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)server_uri, srv},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)server_completed, srv},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    http_capture_begin(err, err_len);
+    srv->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS |
+            MHD_USE_ITC | MHD_USE_ERROR_LOG | http_listen_flags(cfg->addr),
+        http_listen_port(cfg->addr), NULL, NULL, server_access, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_ARRAY, opts,
+        MHD_OPTION_END);
+    http_capture_end();
+    if (srv->daemon == NULL) {
+        if (err[0] == '\0')
+            snprintf(err, err_len, "cannot start the HTTPS listener");
+        goto fail;
+    }
+    log_debug("admission listener: %u threads", threads);
+    return srv;
+fail:
+    server_free(srv);
+    return NULL;
+}
+
+int
+server_set_snapshot(struct server *srv, struct snapshot *s)
+{
+    struct snapshot *old;
+
+    snapshot_ref(s);
+    pthread_mutex_lock(&srv->lock);
+    old = srv->snapshot;
+    srv->snapshot = s;
+    pthread_mutex_unlock(&srv->lock);
+    snapshot_unref(old); /* freed here, or by the last request using it */
+    return metrics_set_policy(srv->metrics, s);
+}
+
+void
+server_stop(struct server *srv, unsigned int grace_ms)
+{
+    const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
+    MHD_socket fd;
+
+    if (srv == NULL)
+        return;
+    fd = MHD_quiesce_daemon(srv->daemon);
+    for (unsigned int ms = 0; ms < grace_ms && atomic_load(&srv->in_flight) > 0;
+         ms += 10)
+        nanosleep(&tick, NULL);
+    if (atomic_load(&srv->in_flight) > 0)
+        log_warnx("stopping with %d requests unanswered",
+                  atomic_load(&srv->in_flight));
+    MHD_stop_daemon(srv->daemon);
+    /* Only now: a pool thread may use the listen socket until stopped. */
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    server_free(srv);
+}

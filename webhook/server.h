@@ -1,0 +1,64 @@
+/*
+ * server.h - the admission listener: POST /mutate over HTTPS.
+ *
+ * Everything between a socket and review_respond(): TLS 1.2+, a thread
+ * pool, a capped body, status codes for what is not a review, one log
+ * line and the metrics for each review. The server holds its own
+ * reference to the snapshot it serves and borrows the metrics, which must
+ * outlive it. Nothing on the request path exits or aborts.
+ */
+#ifndef TOPOGATE_SERVER_H
+#define TOPOGATE_SERVER_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+struct metrics;
+struct snapshot;
+struct server;
+
+/*
+ * The largest request body read. A pod is well under 1 MiB; the
+ * apiserver itself refuses requests over 3 MiB, so nothing larger is an
+ * AdmissionReview it sent.
+ */
+#define SERVER_BODY_MAX (3 * 1024 * 1024)
+
+/*
+ * Seconds a connection may take to send one whole request, or stay idle
+ * between requests. The apiserver gives a webhook 10 s at most
+ * (?timeout=10s), so a request slower than that has no one waiting.
+ */
+#define SERVER_TIMEOUT 10
+
+struct server_config {
+    const struct sockaddr *addr; /* where to listen */
+    socklen_t addr_len;
+    const char *cert_pem; /* the certificate chain, PEM, NUL-terminated */
+    const char *key_pem;  /* its private key, PEM, NUL-terminated */
+    unsigned int threads; /* 0: one per online CPU */
+};
+
+/*
+ * Starts listening and serving s. Copies what it needs from cfg. On
+ * failure returns NULL with a one-line reason in err (no trailing
+ * newline, "port in use" and the like).
+ */
+struct server *server_start(const struct server_config *cfg, struct snapshot *s,
+                            struct metrics *m, char *err, size_t err_len);
+
+/*
+ * Serves s from now on; requests already running finish with the old
+ * one. The server takes its own reference. 0, or -1 when the metrics
+ * labels could not all be updated (s is served all the same).
+ */
+int server_set_snapshot(struct server *srv, struct snapshot *s);
+
+/*
+ * Stops accepting connections, waits up to grace_ms for requests already
+ * begun to be answered, then closes every connection and frees srv.
+ * NULL is a no-op.
+ */
+void server_stop(struct server *srv, unsigned int grace_ms);
+
+#endif
