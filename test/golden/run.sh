@@ -28,18 +28,7 @@
 
 set -u
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 BIN" >&2
-	exit 2
-fi
-case $1 in
-/*) BIN=$1 ;;
-*) BIN=$PWD/$1 ;;
-esac
-if [ ! -x "$BIN" ]; then
-	echo "$0: no executable at $1" >&2
-	exit 2
-fi
+. "$(dirname "$0")/../bin-arg.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
