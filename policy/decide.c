@@ -280,7 +280,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     struct finding worst;
     struct target t;
     bool agreed;
-    int rc = 0;
+    int rc = -1;
 
     placement_read(s, pod, &p);
     agreed = p.n_types > 0 && p.unknown == NULL;
@@ -296,39 +296,37 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         d->instance_type = "unknown";
     }
     judge_all(s, w, &p, &worst);
-    d->verdict = VERDICT_ALLOW;
     if (worst.sev == SEV_HARD && mode == MODE_ENFORCE) {
         /* Nothing is patched on a denied pod. */
         drop_ops(d);
-        rc = deny_finding(d, &worst);
         d->judged = VERDICT_DENY;
+        if (deny_finding(d, &worst) == 0 && take_reason(d, &worst) == 0)
+            rc = 0;
         goto out;
     }
     if (worst.sev != SEV_OK && warn_finding(d, &worst) < 0)
-        goto oom;
-    if (agreed && !worst.unschedulable && mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
-                             s->override_user, d) < 0)
-        goto oom;
-    if (d->n_ops > 0)
-        d->verdict = VERDICT_PATCH;
+        goto out;
+    if (agreed && !worst.unschedulable &&
+        mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
+                   s->override_user, d) < 0)
+        goto out;
+    d->verdict = d->n_ops > 0 ? VERDICT_PATCH : VERDICT_ALLOW;
     d->judged = worst.sev == SEV_HARD ? VERDICT_DENY : d->verdict;
     if (worst.sev == SEV_HARD)
         d->verdict = VERDICT_WARN;
-    if (worst.sev != SEV_OK)
-        rc = take_reason(d, &worst);
-    else
-        rc = set_reason(d, d->n_ops ? "patched to the node's fast shape"
-                                    : "already in the node's fast shape");
-    if (rc == 0 && mode == MODE_AUDIT)
-        rc = to_audit(d);
+    if (worst.sev != SEV_OK ? take_reason(d, &worst) < 0
+                            : set_reason(d, d->n_ops
+                                                ? "patched to the node's fast "
+                                                  "shape"
+                                                : "already in the node's "
+                                                  "fast shape") < 0)
+        goto out;
+    if (mode == MODE_AUDIT && to_audit(d) < 0)
+        goto out;
+    rc = 0;
 out:
-    if (rc == 0 && d->reason == NULL)
-        rc = take_reason(d, &worst);
     finding_free(&worst);
     return rc;
-oom:
-    finding_free(&worst);
-    return -1;
 }
 
 int
