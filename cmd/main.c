@@ -37,6 +37,7 @@ cmd_read_stream(FILE *f, size_t *len)
     char *buf = NULL;
     size_t cap = 0, n = 0, got;
 
+    errno = 0;
     do {
         if (n + 1 >= cap) {
             char *grown = realloc(buf, cap = (cap ? cap * 2 : 8192));
@@ -51,8 +52,10 @@ cmd_read_stream(FILE *f, size_t *len)
         n += got;
     } while (got > 0);
     if (ferror(f)) {
+        /* Keep read(2)'s reason, such as EISDIR for a directory. */
         free(buf);
-        errno = EIO;
+        if (errno == 0)
+            errno = EIO;
         return NULL;
     }
     buf[n] = '\0';

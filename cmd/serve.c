@@ -28,9 +28,6 @@
 #include "webhook/probe.h"
 #include "webhook/server.h"
 
-/* A certificate chain or a key is a few KiB: larger is the wrong file. */
-#define SERVE_PEM_MAX (1024 * 1024)
-
 /*
  * How long SIGTERM waits for requests already begun. Well inside the
  * kubelet's 30 s grace period, and a review takes milliseconds.
@@ -153,33 +150,11 @@ syntax:
 static char *
 serve_read(const char *path)
 {
-    char *buf = NULL;
     size_t len;
-    FILE *f;
+    char *buf = cmd_read_file(path, &len);
 
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        serve_error("cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    buf = malloc(SERVE_PEM_MAX + 1);
-    if (buf == NULL) {
-        serve_error("out of memory");
-        goto out;
-    }
-    len = fread(buf, 1, SERVE_PEM_MAX + 1, f);
-    if (ferror(f) || len > SERVE_PEM_MAX) {
-        serve_error(ferror(f) ? "cannot read '%s'"
-                              : "'%s': over 1 MiB, "
-                                "not a PEM file",
-                    path);
-        free(buf);
-        buf = NULL;
-        goto out;
-    }
-    buf[len] = '\0';
-out:
-    fclose(f);
+    if (buf == NULL)
+        serve_error("cannot read '%s': %s", path, strerror(errno));
     return buf;
 }
 
@@ -261,7 +236,6 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    enum mode mode;
     int ch;
 
     /* glibc: 0 restarts the scan completely, whatever main() parsed. */
@@ -304,10 +278,6 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         serve_error("unexpected argument '%s'", argv[optind]);
         return 1;
     }
-    if (o->mode != NULL && mode_parse(o->mode, &mode) != 0) {
-        serve_error("unknown mode '%s': use enforce, warn or audit", o->mode);
-        return 1;
-    }
     if (o->cert_path == NULL || o->key_path == NULL) {
         serve_error("missing %s%s%s",
                     o->cert_path == NULL ? "--tls-cert FILE" : "",
@@ -320,7 +290,7 @@ serve_options(int argc, char **argv, struct serve_opts *o)
 
 /* Serves until SIGTERM or SIGINT. 0, or 1 when a listener cannot start. */
 static int
-serve_run(struct snapshot *s, const struct serve_addr *listen,
+serve_run(struct snapshot *s, const struct serve_addr *admission,
           const struct serve_addr *probe, const char *cert, const char *key)
 {
     struct metrics *metrics = NULL;
@@ -330,8 +300,7 @@ serve_run(struct snapshot *s, const struct serve_addr *listen,
     sigset_t set;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     struct server_config cfg = {
-        .addr = (const struct sockaddr *)&listen->ss,
-        .addr_len = listen->len,
+        .addr = (const struct sockaddr *)&admission->ss,
         .cert_pem = cert,
         .key_pem = key,
         .threads = cpus > 0 ? (unsigned int)cpus : 1,
@@ -355,7 +324,7 @@ serve_run(struct snapshot *s, const struct serve_addr *listen,
     }
     srv = server_start(&cfg, s, metrics, err, sizeof(err));
     if (srv == NULL) {
-        serve_error("cannot listen on %s: %s", listen->text, err);
+        serve_error("cannot listen on %s: %s", admission->text, err);
         goto out;
     }
     prb = probe_start((const struct sockaddr *)&probe->ss, metrics, err,
@@ -369,7 +338,7 @@ serve_run(struct snapshot *s, const struct serve_addr *listen,
              (unsigned long long)s->digest, mode_name(s->mode), s->n_types);
     log_info("serving https://%s/mutate with %u threads, probes on "
              "http://%s",
-             listen->text, cfg.threads, probe->text);
+             admission->text, cfg.threads, probe->text);
 
     if (sigwait(&set, &sig) != 0)
         goto out;
@@ -393,18 +362,22 @@ int
 cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {.listen = ":8443", .probe_listen = ":8080"};
-    struct serve_addr listen, probe;
+    struct serve_addr admission, probe;
     struct snapshot *s = NULL;
     char *cert = NULL, *key = NULL;
     int ret = 1;
 
     log_init("topogate");
-    ret = serve_options(argc, argv, &o);
-    if (ret != 0)
-        return ret == 2 ? 0 : 1;
-    ret = 1;
+    switch (serve_options(argc, argv, &o)) {
+    case 0:
+        break;
+    case 2:
+        return 0; /* --help */
+    default:
+        return 1;
+    }
     log_setverbose(o.verbose);
-    if (serve_resolve("--listen", o.listen, &listen) != 0 ||
+    if (serve_resolve("--listen", o.listen, &admission) != 0 ||
         serve_resolve("--probe-listen", o.probe_listen, &probe) != 0)
         goto out;
     s = cmd_load_policy(o.policy, o.mode);
@@ -421,7 +394,7 @@ cmd_serve(int argc, char **argv)
         ret = 0;
         goto out;
     }
-    ret = serve_run(s, &listen, &probe, cert, key);
+    ret = serve_run(s, &admission, &probe, cert, key);
 out:
     if (key != NULL) {
         explicit_bzero(key, strlen(key));

@@ -65,7 +65,7 @@ deadline_drop(struct deadline *d, struct deadline_conn *c)
             inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
                       sizeof(host));
     }
-    log_warnx("dropped connection from %s: request not in after %u s", host,
+    log_warnx("dropped connection from %s: no whole request in %u s", host,
               d->seconds);
     shutdown(c->fd, SHUT_RDWR);
     c->dropped = true;

@@ -169,7 +169,7 @@ server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
         errno = 0;
         n = strtoull(clen, &end, 10);
         if (errno != 0 || end == clen || *end != '\0')
-            return server_error(srv, conn, 400, "invalid Content-Length", NULL);
+            return server_error(srv, conn, 400, "invalid content length", NULL);
         if (n > SERVER_BODY_MAX) {
             log_warnx("refused a review of %llu bytes: over %d", n,
                       SERVER_BODY_MAX);
@@ -400,7 +400,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
              struct metrics *m, char *err, size_t err_len)
 {
     struct server *srv;
-    unsigned int threads = cfg->threads;
+    unsigned int threads = cfg->threads > 0 ? cfg->threads : 1;
 
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
@@ -412,15 +412,15 @@ server_start(const struct server_config *cfg, struct snapshot *s,
     srv->snapshot = snapshot_ref(s);
     srv->cert = strdup(cfg->cert_pem);
     srv->key = strdup(cfg->key_pem);
-    srv->deadline = deadline_new(SERVER_TIMEOUT);
+    /*
+     * A second past libmicrohttpd's idle timeout: a silent connection is
+     * its to close, quietly; one that keeps sending a little is ours.
+     */
+    srv->deadline = deadline_new(SERVER_TIMEOUT + 1);
     if (srv->cert == NULL || srv->key == NULL || srv->deadline == NULL ||
         metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
-    }
-    if (threads == 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 ? (unsigned int)cpus : 1;
     }
 
     struct MHD_OptionItem opts[] = {
@@ -449,7 +449,6 @@ server_start(const struct server_config *cfg, struct snapshot *s,
             snprintf(err, err_len, "cannot start the HTTPS listener");
         goto fail;
     }
-    log_debug("admission listener: %u threads", threads);
     return srv;
 fail:
     server_free(srv);

@@ -25,18 +25,17 @@ struct server;
 #define SERVER_BODY_MAX (3 * 1024 * 1024)
 
 /*
- * Seconds a connection may take to send one whole request, or stay idle
- * between requests. The apiserver gives a webhook 10 s at most
+ * Seconds a connection may stay silent, and (plus one) take to send one
+ * whole request. The apiserver gives a webhook 10 s at most
  * (?timeout=10s), so a request slower than that has no one waiting.
  */
 #define SERVER_TIMEOUT 10
 
 struct server_config {
-    const struct sockaddr *addr; /* where to listen */
-    socklen_t addr_len;
+    const struct sockaddr *addr; /* where to listen: IPv4 or IPv6 */
     const char *cert_pem; /* the certificate chain, PEM, NUL-terminated */
     const char *key_pem;  /* its private key, PEM, NUL-terminated */
-    unsigned int threads; /* 0: one per online CPU */
+    unsigned int threads; /* the pool: serve gives one per online CPU */
 };
 
 /*

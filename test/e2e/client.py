@@ -10,6 +10,10 @@
       once the TLS handshake is done, then "closed after N.N s" when the
       server drops the connection, or "open after N s" at 30 s.
 
+  client.py idle PORT CAFILE FILE
+      POSTs FILE as a review on a keep-alive connection, then sends
+      nothing. Prints the status line, then "closed after N.N s idle".
+
 Every read and wait has a timeout; nothing here runs for more than 35 s.
 """
 import socket
@@ -66,9 +70,28 @@ def trickle(port, cafile):
     print("closed after %.1f s" % (time.monotonic() - start))
 
 
+def idle(port, cafile, path):
+    body = open(path, "rb").read()
+    s = connect(port, cafile)
+    s.sendall(b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+              b"Content-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    s.settimeout(30)
+    answer = s.recv(65536)
+    start = time.monotonic()
+    print(answer.split(b"\r\n", 1)[0].decode(), flush=True)
+    try:
+        while s.recv(4096):
+            pass
+    except (OSError, ssl.SSLError):
+        pass
+    print("closed after %.1f s idle" % (time.monotonic() - start))
+
+
 def main():
-    mode, port, cafile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    {"headers-only": headers_only, "trickle": trickle}[mode](port, cafile)
+    mode, port, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    modes = {"headers-only": headers_only, "trickle": trickle, "idle": idle}
+    modes[mode](port, *args)
 
 
 if __name__ == "__main__":
