@@ -47,6 +47,15 @@ background() {
 }
 
 # A port on 127.0.0.1 that nothing answers on (20000-59999).
+# wait_for_text FILE PATTERN: up to 5 s for PATTERN to appear in FILE.
+wait_for_text() {
+	for _ in $(seq 1 50); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 free_port() {
 	local p i
 	for i in $(seq 1 50); do

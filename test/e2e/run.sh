@@ -177,10 +177,7 @@ timeout 40 $PY "$HERE/client.py" idle "$PORT" "$TMP/tls.crt" "$REVIEW" \
 	>"$TMP/idle.out" 2>&1 &
 idle=$!
 background $idle
-for i in $(seq 1 50); do
-	grep -q connected "$TMP/trickle.out" && break
-	sleep 0.1
-done
+wait_for_text "$TMP/trickle.out" connected
 sleep 2
 got=$(post /mutate application/json "$REVIEW" --max-time 1)
 if [ "$got" = 200 ] && kill -0 $trickle 2>/dev/null; then
@@ -260,10 +257,7 @@ openssl s_server -accept "127.0.0.1:$cport" -cert "$TMP/tls.crt" \
 	>"$TMP/s_server.out" 2>&1 </dev/null &
 control=$!
 background $control
-for i in $(seq 1 50); do
-	grep -q ACCEPT "$TMP/s_server.out" && break
-	sleep 0.1
-done
+wait_for_text "$TMP/s_server.out" ACCEPT
 if tls tls1_1 "$cport" && grep -q 'Protocol *: TLSv1.1$' "$TMP/tls.out"; then
 	ok "control: this openssl client does speak TLS 1.1"
 else
