@@ -15,6 +15,7 @@
 
 #include "jsonpatch.h"
 #include "policy/decide.h"
+#include "policy/pod.h"
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
 #define REVIEW_KIND "AdmissionReview"
@@ -82,19 +83,12 @@ copy_field(char *dst, size_t size, const char *src)
     snprintf(dst, size, "%s", src ? src : "");
 }
 
-static const char *
-string_at(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* The envelope: fills *req or writes why not into msg. 0 or -1. */
 static int
 decode(const cJSON *root, struct admission *req, char *msg, size_t size)
 {
-    const char *version = string_at(root, "apiVersion");
-    const char *kind = string_at(root, "kind");
+    const char *version = json_string(root, "apiVersion");
+    const char *kind = json_string(root, "kind");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "request");
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "kind");
     const cJSON *dry = cJSON_GetObjectItemCaseSensitive(r, "dryRun");
@@ -104,8 +98,10 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     if (!cJSON_IsObject(root))
         return snprintf(msg, size, "the body is not a JSON object"), -1;
     if (version == NULL)
-        return snprintf(msg, size, "missing apiVersion: topogate speaks "
-                                   REVIEW_API_VERSION), -1;
+        return snprintf(
+                   msg, size,
+                   "missing apiVersion: topogate speaks " REVIEW_API_VERSION),
+               -1;
     if (strcmp(version, REVIEW_API_VERSION) != 0)
         return snprintf(msg, size,
                         "unsupported apiVersion '%s': topogate "
@@ -118,17 +114,17 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
                -1;
     if (!cJSON_IsObject(r))
         return snprintf(msg, size, "'request' is missing or not an object"), -1;
-    req->uid = string_at(r, "uid");
+    req->uid = json_string(r, "uid");
     if (req->uid == NULL || req->uid[0] == '\0')
         return snprintf(msg, size, "'request.uid' is missing or not a string"),
                -1;
-    req->kind = string_at(k, "kind");
-    req->group = string_at(k, "group");
+    req->kind = json_string(k, "kind");
+    req->group = json_string(k, "group");
     if (req->kind == NULL || req->group == NULL)
         return snprintf(msg, size,
                         "'request.kind' needs string 'group' and 'kind'"),
                -1;
-    req->operation = string_at(r, "operation");
+    req->operation = json_string(r, "operation");
     if (req->operation == NULL)
         return snprintf(msg, size, "'request.operation' is missing"), -1;
     if (ns && !cJSON_IsString(ns))
@@ -247,15 +243,9 @@ static void
 remember(struct review_result *out, const struct admission *req,
          const struct decision *d)
 {
-    const cJSON *meta =
-        cJSON_GetObjectItemCaseSensitive(req->object, "metadata");
-    const char *name = string_at(meta, "name");
-
-    if (name == NULL || name[0] == '\0')
-        name = string_at(meta, "generateName");
     copy_field(out->uid, sizeof(out->uid), req->uid);
     copy_field(out->namespace_, sizeof(out->namespace_), req->namespace);
-    copy_field(out->name, sizeof(out->name), name);
+    copy_field(out->name, sizeof(out->name), pod_name(req->object));
     copy_field(out->instance_type, sizeof(out->instance_type),
                d->instance_type);
     out->verdict = d->verdict;
