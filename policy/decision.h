@@ -45,6 +45,7 @@ struct decision {
     enum verdict judged;  /* what enforce does: the audit annotation */
     const char *mode;     /* the mode that applied */
     char *reason;         /* one line for the audit annotation */
+    char *fix;            /* what to change instead, one line, or NULL */
     const char *instance_type; /* a table row's name, "unknown" or "" */
     char **warnings;
     size_t n_warnings;

@@ -1,0 +1,154 @@
+/* judge.c - see judge.h. The layout rules of DESIGN.md "Decision" 4. */
+#include "judge.h"
+
+#include <string.h>
+
+#include "advice.h"
+
+static struct strbuf *
+next_part(struct finding *f)
+{
+    return &f->parts[f->n_parts++];
+}
+
+void
+finding_free(struct finding *f)
+{
+    for (size_t i = 0; i < FINDING_PARTS; i++)
+        strbuf_free(&f->parts[i]);
+    memset(f, 0, sizeof(*f));
+}
+
+static const char *
+link_title(enum interconnect link)
+{
+    switch (link) {
+    case LINK_NVSWITCH:
+        return "NVSwitch";
+    case LINK_NVLINK:
+        return "NVLink";
+    case LINK_PCIE:
+        return "PCIe";
+    default:
+        return link_name(link);
+    }
+}
+
+/*
+ * GB200 pods that claim an IMEX ComputeDomain reach each other over NVLink
+ * across pods and nodes (multi-node NVLink): splitting is not a loss.
+ */
+static bool
+computedomain_connected(const struct workload *w, const struct instance_type *t)
+{
+    return w->has_claims && strncmp(t->name, "p6e-gb200", 9) == 0;
+}
+
+static void
+judge(const struct workload *w, const struct instance_type *t,
+      struct finding *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (w->gpus > t->count) {
+        f->sev = SEV_HARD;
+        f->unschedulable = true;
+        strbuf_printf(next_part(f),
+                      "pod asks for %ld GPUs but %s has %d: it can never be "
+                      "scheduled",
+                      w->gpus, t->name, t->count);
+        return;
+    }
+    if (w->efa > t->efa) {
+        f->sev = SEV_HARD;
+        f->unschedulable = true;
+        strbuf_printf(next_part(f),
+                      "pod asks for %ld EFA devices but %s has %d: it can "
+                      "never be scheduled",
+                      w->efa, t->name, t->efa);
+        return;
+    }
+    if (w->gpus == t->count || w->pods < 2)
+        return;
+    if (link_is_nvlink(t->link) && !computedomain_connected(w, t)) {
+        f->sev = SEV_HARD;
+        strbuf_printf(next_part(f),
+                      "fragmented layout: %s (%dx %s, %s) split into %ld-GPU "
+                      "pods; NCCL cannot use NVLink across pods",
+                      t->name, t->count, t->accelerator, link_title(t->link),
+                      w->gpus);
+        advice_layout(next_part(f), w, t);
+        advice_resources(next_part(f), t);
+        f->fragmented = true;
+    } else if (t->link == LINK_PCIE) {
+        f->sev = SEV_SOFT;
+        strbuf_printf(next_part(f),
+                      "%s (%dx %s, PCIe) split into %ld-GPU pods: CUDA P2P "
+                      "between them is lost",
+                      t->name, t->count, t->accelerator, w->gpus);
+        advice_layout(next_part(f), w, t);
+    }
+}
+
+/* What to say when no row of the table describes the node. */
+static void
+judge_unknown(const struct snapshot *s, const struct placement *p,
+              struct finding *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->sev = s->unknown == UNKNOWN_DENY ? SEV_HARD : SEV_SOFT;
+    if (p->unknown)
+        strbuf_printf(next_part(f),
+                      "instance type '%s' is not in topogate's table: no "
+                      "topology check, no patch",
+                      p->unknown);
+    else if (p->pinned)
+        strbuf_printf(next_part(f),
+                      "no instance type in topogate's table matches the %s: "
+                      "no topology check, no patch",
+                      p->via);
+    else
+        strbuf_puts(next_part(f),
+                    "no instance type pinned (nodeSelector "
+                    "node.kubernetes.io/instance-type): no topology check, "
+                    "no patch");
+    if (f->sev == SEV_HARD)
+        strbuf_puts(next_part(f),
+                    "this cluster requires GPU training pods on a known "
+                    "instance type: see `topogate tables`");
+}
+
+/* The candidates' worst finding goes into *worst; the rest are freed. */
+void
+judge_all(const struct snapshot *s, const struct workload *w,
+          const struct placement *p, struct finding *worst)
+{
+    struct finding f;
+
+    memset(worst, 0, sizeof(*worst));
+    worst->sev = SEV_OK;
+    if (p->n_types == 0 || p->unknown)
+        judge_unknown(s, p, worst);
+    for (size_t i = 0; i < p->n_types; i++) {
+        judge(w, p->types[i], &f);
+        f.type = p->types[i];
+        if (f.sev > worst->sev) {
+            finding_free(worst);
+            *worst = f;
+        } else {
+            finding_free(&f);
+        }
+    }
+}
+
+char *
+finding_fix(const struct finding *f)
+{
+    struct strbuf sb = {0};
+
+    for (size_t i = 1; i < f->n_parts; i++) {
+        if (i > 1)
+            strbuf_puts(&sb, "; ");
+        strbuf_puts(&sb, f->parts[i].buf ? f->parts[i].buf : "");
+    }
+    return f->n_parts > 1 ? strbuf_take(&sb) : NULL;
+}

@@ -1,0 +1,46 @@
+/*
+ * judge.h - how bad a layout is on the instance types a pod can land on.
+ *
+ * The one place the layout rules live: decide() judges pods with it and
+ * decide_job() judges the pods a job would create.
+ */
+#ifndef TOPOGATE_JUDGE_H
+#define TOPOGATE_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "placement.h"
+#include "snapshot.h"
+#include "strbuf.h"
+#include "workload.h"
+
+/* How bad one candidate instance type would be for this pod. */
+enum severity {
+    SEV_OK,   /* patch and go */
+    SEV_SOFT, /* a warning in every mode */
+    SEV_HARD, /* denied in enforce */
+};
+
+/* A finding reads as up to three short lines: the problem, then the fix. */
+#define FINDING_PARTS 3
+
+struct finding {
+    enum severity sev;
+    bool unschedulable; /* no point patching a pod that cannot run */
+    bool fragmented;    /* split on an NVLink host: a repack would help */
+    const struct instance_type *type; /* the row judged worst, or NULL */
+    struct strbuf parts[FINDING_PARTS];
+    size_t n_parts;
+};
+
+/* The worst finding over the candidate types of p, into *worst. */
+void judge_all(const struct snapshot *s, const struct workload *w,
+               const struct placement *p, struct finding *worst);
+
+void finding_free(struct finding *f);
+
+/* Parts 1.. joined with "; ": the fix. NULL when none or out of memory. */
+char *finding_fix(const struct finding *f);
+
+#endif
