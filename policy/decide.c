@@ -202,7 +202,7 @@ decide(const struct snapshot *s, const struct admission *req,
     d->mode = mode_name(snapshot_mode_for(s, req->namespace));
     skip = pod_annotation(pod, ANNOTATION_SKIP);
     if (skip && strcmp(skip, "true") == 0) {
-        if (s->allow_opt_out) {
+        if (snapshot_opt_out_for(s, req->namespace)) {
             d->verdict = d->judged = VERDICT_ALLOW;
             return set_reason(d, "opted out with " ANNOTATION_SKIP);
         }

@@ -132,7 +132,9 @@ read_quantity(const struct ynode *n, const char *what, char **out,
 
     if (read_string(n, what, out, err) < 0)
         return -1;
-    if (quantity_parse(*out, &value) < 0 || value < 1) {
+    /* fuzz: past 2^64 bytes the (uint64_t) cast below is undefined. */
+    if (quantity_parse(*out, &value) < 0 || value < 1 ||
+        value >= 18446744073709551616.0) {
         ynode_error(err, n, "%s must be a quantity such as 64Gi, not '%s'",
                     what, *out);
         return -1;
@@ -207,11 +209,26 @@ read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
     return 0;
 }
 
+/* A type name that the table must know: read after instanceTypes. */
+static int
+read_known_type(const struct ynode *n, const struct snapshot *s, char **out,
+                struct load_error *err)
+{
+    if (read_string(n, "instanceType", out, err) < 0)
+        return -1;
+    if (snapshot_lookup(s, *out) == NULL) {
+        ynode_error(err, n, "instanceType '%s' is not in instanceTypes", *out);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 read_namespaces(const struct ynode *n, struct snapshot *s,
                 struct load_error *err)
 {
-    static const char *const keys[] = {"name", "mode", "inject", NULL};
+    static const char *const keys[] = {"name",   "mode",         "inject",
+                                       "optOut", "instanceType", NULL};
 
     if (want_kind(n, YNODE_SEQ, "namespaces", err) < 0)
         return -1;
@@ -229,6 +246,7 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
         /* A namespace inherits what it does not say. */
         ns->mode = s->mode;
         ns->inject = s->inject;
+        ns->allow_opt_out = s->allow_opt_out;
         if (want_kind(item, YNODE_MAP, "a namespace", err) < 0 ||
             check_keys(item, keys, "a namespace", err) < 0 ||
             (v = need(item, "name", "a namespace", err)) == NULL ||
@@ -245,7 +263,61 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
         if ((v = ynode_get(item, "inject")) &&
             read_inject(v, &ns->inject, err) < 0)
             return -1;
+        if ((v = ynode_get(item, "optOut")) &&
+            read_bool(v, "optOut", &ns->allow_opt_out, err) < 0)
+            return -1;
+        if ((v = ynode_get(item, "instanceType")) &&
+            read_known_type(v, s, &ns->instance_type, err) < 0)
+            return -1;
     }
+    return 0;
+}
+
+static int
+read_runtimes(const struct ynode *n, struct snapshot *s,
+              struct load_error *err)
+{
+    static const char *const keys[] = {"name", "instanceType", NULL};
+
+    if (want_kind(n, YNODE_SEQ, "jobs.runtimes", err) < 0)
+        return -1;
+    if (n->n_items == 0)
+        return 0;
+    if ((s->runtime_types = calloc(n->n_items, sizeof(*s->runtime_types))) ==
+        NULL) {
+        ynode_error(err, n, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n->n_items; i++) {
+        const struct ynode *item = n->items[i], *v;
+        struct runtime_type *r = &s->runtime_types[s->n_runtime_types++];
+
+        if (want_kind(item, YNODE_MAP, "a runtime", err) < 0 ||
+            check_keys(item, keys, "a runtime", err) < 0 ||
+            (v = need(item, "name", "a runtime", err)) == NULL ||
+            read_string(v, "name", &r->runtime, err) < 0 ||
+            (v = need(item, "instanceType", "a runtime", err)) == NULL ||
+            read_known_type(v, s, &r->instance_type, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* jobs: {repack, runtimes}: job-level admission (decide_job). */
+static int
+read_jobs(const struct ynode *n, struct snapshot *s, struct load_error *err)
+{
+    static const char *const keys[] = {"repack", "runtimes", NULL};
+    const struct ynode *v;
+
+    if (want_kind(n, YNODE_MAP, "jobs", err) < 0 ||
+        check_keys(n, keys, "jobs", err) < 0)
+        return -1;
+    if ((v = ynode_get(n, "repack")) &&
+        read_bool(v, "repack", &s->repack, err) < 0)
+        return -1;
+    if ((v = ynode_get(n, "runtimes")) && read_runtimes(v, s, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -412,14 +484,17 @@ read_unknown(const struct ynode *n, enum unknown_action *out,
     return 0;
 }
 
-/* Top-level fields first, so namespaces inherit them wherever they sit. */
+/*
+ * Top-level fields first, so namespaces inherit them wherever they sit;
+ * the table before the sections that name its types.
+ */
 static int
 read_policy(const struct ynode *root, struct snapshot *s,
             struct load_error *err)
 {
     static const char *const keys[] = {
-        "mode",      "unknownInstanceType", "optOut",       "overrideUserValues",
-        "inject",    "namespaces",          "instanceTypes", NULL};
+        "mode",   "unknownInstanceType", "optOut", "overrideUserValues",
+        "inject", "namespaces", "jobs", "instanceTypes", NULL};
     const struct ynode *v;
 
     if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
@@ -438,12 +513,15 @@ read_policy(const struct ynode *root, struct snapshot *s,
         return -1;
     if ((v = ynode_get(root, "inject")) && read_inject(v, &s->inject, err) < 0)
         return -1;
+    if ((v = need(root, "instanceTypes", "the policy", err)) == NULL ||
+        read_types(v, s, err) < 0)
+        return -1;
     if ((v = ynode_get(root, "namespaces")) &&
         read_namespaces(v, s, err) < 0)
         return -1;
-    if ((v = need(root, "instanceTypes", "the policy", err)) == NULL)
+    if ((v = ynode_get(root, "jobs")) && read_jobs(v, s, err) < 0)
         return -1;
-    return read_types(v, s, err);
+    return 0;
 }
 
 static uint64_t
@@ -479,9 +557,16 @@ snapshot_free(struct snapshot *s)
         free(t->shm);
     }
     free(s->types);
-    for (size_t i = 0; i < s->n_namespaces; i++)
+    for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);
+        free(s->namespaces[i].instance_type);
+    }
     free(s->namespaces);
+    for (size_t i = 0; i < s->n_runtime_types; i++) {
+        free(s->runtime_types[i].runtime);
+        free(s->runtime_types[i].instance_type);
+    }
+    free(s->runtime_types);
     free(s->origin);
     free(s);
 }
@@ -586,4 +671,23 @@ snapshot_inject_for(const struct snapshot *s, const char *ns)
 {
     const struct namespace_policy *n = namespace_find(s, ns);
     return n ? &n->inject : &s->inject;
+}
+
+bool
+snapshot_opt_out_for(const struct snapshot *s, const char *ns)
+{
+    const struct namespace_policy *n = namespace_find(s, ns);
+    return n ? n->allow_opt_out : s->allow_opt_out;
+}
+
+const char *
+snapshot_job_type(const struct snapshot *s, const char *ns,
+                  const char *runtime)
+{
+    const struct namespace_policy *n = namespace_find(s, ns);
+
+    for (size_t i = 0; runtime && i < s->n_runtime_types; i++)
+        if (strcmp(s->runtime_types[i].runtime, runtime) == 0)
+            return s->runtime_types[i].instance_type;
+    return n ? n->instance_type : NULL;
 }

@@ -36,6 +36,14 @@ struct namespace_policy {
     char *name;
     enum mode mode;
     struct inject inject;
+    bool allow_opt_out;
+    char *instance_type; /* where this namespace's jobs run, or NULL */
+};
+
+/* jobs.runtimes: the nodes a Trainer runtime's pods are pinned to. */
+struct runtime_type {
+    char *runtime;
+    char *instance_type;
 };
 
 struct snapshot {
@@ -51,6 +59,9 @@ struct snapshot {
     size_t n_namespaces;
     struct instance_type *types;
     size_t n_types;
+    bool repack; /* jobs.repack: rewrite fragmented jobs to whole nodes */
+    struct runtime_type *runtime_types;
+    size_t n_runtime_types;
 };
 
 /*
@@ -77,6 +88,16 @@ const struct instance_type *snapshot_lookup(const struct snapshot *s,
 enum mode snapshot_mode_for(const struct snapshot *s, const char *ns);
 const struct inject *snapshot_inject_for(const struct snapshot *s,
                                          const char *ns);
+
+/* Whether topogate.io/skip is honoured in this namespace. */
+bool snapshot_opt_out_for(const struct snapshot *s, const char *ns);
+
+/*
+ * The instance type the policy gives a job that pins none: by its Trainer
+ * runtime (may be NULL), else its namespace's default. NULL when neither.
+ */
+const char *snapshot_job_type(const struct snapshot *s, const char *ns,
+                              const char *runtime);
 
 const char *mode_name(enum mode mode);
 int mode_parse(const char *word, enum mode *out);

@@ -117,9 +117,25 @@ snapshot_print(const struct snapshot *s)
     for (size_t i = 0; i < s->n_namespaces; i++) {
         strbuf_puts(&sb, "  - name: ");
         put_string(&sb, s->namespaces[i].name);
-        strbuf_printf(&sb, "\n    mode: %s\n    inject:\n",
-                      mode_name(s->namespaces[i].mode));
+        strbuf_printf(&sb, "\n    mode: %s\n    optOut: %s\n",
+                      mode_name(s->namespaces[i].mode),
+                      yes_no(s->namespaces[i].allow_opt_out));
+        if (s->namespaces[i].instance_type) {
+            strbuf_puts(&sb, "    instanceType: ");
+            put_string(&sb, s->namespaces[i].instance_type);
+            strbuf_puts(&sb, "\n");
+        }
+        strbuf_puts(&sb, "    inject:\n");
         put_inject(&sb, &s->namespaces[i].inject, "      ");
+    }
+    strbuf_printf(&sb, "jobs:\n  repack: %s\n", yes_no(s->repack));
+    strbuf_puts(&sb, s->n_runtime_types ? "  runtimes:\n" : "  runtimes: []\n");
+    for (size_t i = 0; i < s->n_runtime_types; i++) {
+        strbuf_puts(&sb, "    - name: ");
+        put_string(&sb, s->runtime_types[i].runtime);
+        strbuf_puts(&sb, "\n      instanceType: ");
+        put_string(&sb, s->runtime_types[i].instance_type);
+        strbuf_puts(&sb, "\n");
     }
     strbuf_puts(&sb, "instanceTypes:\n");
     for (size_t i = 0; i < s->n_types; i++)

@@ -13,6 +13,8 @@
 
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"
 #define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
+/* mpi-operator v2 marks its roles here instead of replica-type. */
+#define LABEL_JOB_ROLE "training.kubeflow.org/job-role"
 #define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
 #define LABEL_MANAGED "topogate.io/managed"
 /* Trainer v2 names both the replicated job and its container "node". */
@@ -113,7 +115,9 @@ read_owner(const cJSON *pod, struct workload *w)
         return OWNER_PYTORCHJOB;
     if (op && (strcmp(op, "mpijob-controller") == 0 ||
                strcmp(op, "mpi-operator") == 0)) {
-        w->launcher = rtype && strcmp(rtype, "launcher") == 0;
+        const char *role = pod_label(pod, LABEL_JOB_ROLE);
+        w->launcher = (rtype && strcmp(rtype, "launcher") == 0) ||
+                      (role && strcmp(role, "launcher") == 0);
         return OWNER_MPIJOB;
     }
     if (is_trainjob_pod(pod))

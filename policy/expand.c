@@ -1,0 +1,200 @@
+/* expand.c - see expand.h. Built-in kinds and JobSet; Kubeflow elsewhere. */
+#include "expand.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expand_internal.h"
+#include "pod.h"
+#include "podbuild.h"
+
+#define LABEL_JOBSET "jobset.sigs.k8s.io/jobset-name"
+#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
+#define LABEL_RJ_REPLICAS "jobset.sigs.k8s.io/replicatedjob-replicas"
+#define LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
+
+/* "apps/v1" -> "apps"; "v1" -> "". Writes into buf. */
+static const char *
+api_group(const cJSON *obj, char *buf, size_t len)
+{
+    const char *api = json_string(obj, "apiVersion");
+    const char *slash = api ? strchr(api, '/') : NULL;
+    size_t n = slash ? (size_t)(slash - api) : 0;
+
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, api ? api : "", n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static const cJSON *
+at(const cJSON *obj, const char *a, const char *b, const char *c)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    if (c)
+        v = cJSON_GetObjectItemCaseSensitive(v, c);
+    return v;
+}
+
+/* A kind whose pods come from one template at spec.template. */
+static int
+expand_templated(const cJSON *spec, long replicas, struct expansion *e)
+{
+    const cJSON *template = cJSON_GetObjectItemCaseSensitive(spec, "template");
+
+    if (!cJSON_IsObject(template))
+        return podbuild_note(e, "no pod template (spec.template)");
+    return podbuild_group(e, "", replicas,
+                          podbuild_from_template(template, e->namespace,
+                                                 e->name));
+}
+
+static int
+expand_jobset(const cJSON *obj, struct expansion *e)
+{
+    const cJSON *rj;
+
+    cJSON_ArrayForEach(rj, at(obj, "spec", "replicatedJobs", NULL))
+    {
+        const char *name = json_string(rj, "name");
+        const cJSON *job_spec = at(rj, "template", "spec", NULL);
+        long replicas = podbuild_long(rj, "replicas", 1);
+        long per_job = podbuild_long(job_spec, "parallelism", 1);
+        char count[24];
+        cJSON *pod = podbuild_from_template(
+            cJSON_GetObjectItemCaseSensitive(job_spec, "template"),
+            e->namespace, e->name);
+
+        snprintf(count, sizeof(count), "%ld", replicas);
+        if (pod == NULL || podbuild_label(pod, LABEL_JOBSET, e->name) < 0 ||
+            podbuild_label(pod, LABEL_REPLICATED_JOB, name ? name : "") < 0 ||
+            podbuild_label(pod, LABEL_RJ_REPLICAS, count) < 0 ||
+            podbuild_label(pod, LABEL_JOB_INDEX, "0") < 0 ||
+            podbuild_group(e, name ? name : "", replicas * per_job, pod) < 0) {
+            cJSON_Delete(pod);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+expand_builtin(const cJSON *obj, const char *group, struct expansion *e)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    const char *k = e->kind;
+
+    if (group[0] == '\0' && strcmp(k, "Pod") == 0) {
+        cJSON *pod = cJSON_Duplicate(obj, true);
+        return podbuild_group(e, "", 1, pod);
+    }
+    if (strcmp(group, "apps") == 0 || strcmp(group, "extensions") == 0) {
+        if (strcmp(k, "Deployment") == 0 || strcmp(k, "ReplicaSet") == 0 ||
+            strcmp(k, "StatefulSet") == 0)
+            return expand_templated(spec, podbuild_long(spec, "replicas", 1), e);
+        if (strcmp(k, "DaemonSet") == 0)
+            return expand_templated(spec, -1, e);
+    }
+    if (strcmp(group, "batch") == 0) {
+        if (strcmp(k, "Job") == 0)
+            return expand_templated(spec, podbuild_long(spec, "parallelism", 1),
+                                    e);
+        if (strcmp(k, "CronJob") == 0) {
+            const cJSON *job = at(spec, "jobTemplate", "spec", NULL);
+            return expand_templated(job, podbuild_long(job, "parallelism", 1),
+                                    e);
+        }
+    }
+    return 1; /* not one of these */
+}
+
+bool
+expand_is_runtime(const cJSON *obj)
+{
+    const char *kind = json_string(obj, "kind");
+    char group[128];
+
+    return kind &&
+           strcmp(api_group(obj, group, sizeof(group)),
+                  "trainer.kubeflow.org") == 0 &&
+           (strcmp(kind, "TrainingRuntime") == 0 ||
+            strcmp(kind, "ClusterTrainingRuntime") == 0);
+}
+
+/* "Kind apiVersion: why", as a skipped expansion. */
+static int
+skip(struct expansion *e, const cJSON *obj, const char *why)
+{
+    const char *api = json_string(obj, "apiVersion");
+
+    e->skipped = true;
+    return podbuild_note(e, "%s %s: %s", e->kind, api ? api : "(no apiVersion)",
+                         why);
+}
+
+int
+expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *api = json_string(obj, "apiVersion");
+    char group[128];
+    int rc;
+
+    memset(e, 0, sizeof(*e));
+    e->kind = json_string(obj, "kind");
+    e->name = json_string(meta, "name");
+    if (e->name == NULL)
+        e->name = json_string(meta, "generateName");
+    e->namespace = json_string(meta, "namespace");
+    if (e->kind == NULL)
+        e->kind = "";
+    if (e->name == NULL)
+        e->name = "";
+    if (e->namespace == NULL)
+        e->namespace = "";
+    if (!cJSON_IsObject(obj) || e->kind[0] == '\0') {
+        e->skipped = true;
+        return podbuild_note(e, "not a Kubernetes object (no kind)");
+    }
+    api_group(obj, group, sizeof(group));
+    if ((rc = expand_builtin(obj, group, e)) <= 0)
+        return rc;
+    if (strcmp(group, "jobset.x-k8s.io") == 0 && strcmp(e->kind, "JobSet") == 0)
+        return expand_jobset(obj, e);
+    if (strcmp(group, "kubeflow.org") == 0 &&
+        strcmp(e->kind, "PyTorchJob") == 0) {
+        if (strcmp(api, "kubeflow.org/v1") != 0)
+            return skip(e, obj, "only kubeflow.org/v1 is read");
+        return expand_pytorchjob(obj, e);
+    }
+    if (strcmp(group, "kubeflow.org") == 0 && strcmp(e->kind, "MPIJob") == 0) {
+        if (strcmp(api, "kubeflow.org/v2beta1") != 0)
+            return skip(e, obj,
+                        "an older MPI operator API; topogate reads "
+                        "kubeflow.org/v2beta1 (mpi-operator v2)");
+        return expand_mpijob(obj, e);
+    }
+    if (strcmp(group, "trainer.kubeflow.org") == 0 &&
+        strcmp(e->kind, "TrainJob") == 0)
+        return expand_trainjob(obj, rt, e);
+    if (expand_is_runtime(obj))
+        return skip(e, obj,
+                    "a template, judged through the TrainJobs that use it");
+    return skip(e, obj, "not a workload kind topogate expands");
+}
+
+void
+expansion_free(struct expansion *e)
+{
+    for (size_t i = 0; i < e->n_groups; i++) {
+        free(e->groups[i].role);
+        cJSON_Delete(e->groups[i].pod);
+    }
+    free(e->groups);
+    free(e->note);
+    memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,427 @@
+/*
+ * expand_trainjob.c - a Trainer v2 TrainJob into the pods of its JobSet
+ * (shared/research/topology-and-kubeflow-facts.md 2.2): the runtime's
+ * replicated jobs, the trainer's fields on the "node" container, then the
+ * user's overrides in whichever of the three API shapes they used:
+ * podSpecOverrides (v2.0), podTemplateOverrides (v2.1), runtimePatches
+ * (v2.2+).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "expand_internal.h"
+#include "pod.h"
+#include "podbuild.h"
+
+#define NODE "node" /* the trainer's replicated job and container */
+#define LABEL_JOBSET "jobset.sigs.k8s.io/jobset-name"
+#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
+#define TORCH_PORT "29500"
+
+static const cJSON *
+get(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static bool
+same(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* The runtime runtimeRef names, among those at hand. */
+static const cJSON *
+find_runtime(const struct runtimes *rt, const char *kind, const char *name,
+             const char *ns)
+{
+    for (size_t i = 0; rt && i < rt->n; i++) {
+        const cJSON *r = rt->items[i];
+        const cJSON *meta = get(r, "metadata");
+        const char *rns = json_string(meta, "namespace");
+
+        if (!same(json_string(r, "kind"), kind) ||
+            !same(json_string(meta, "name"), name))
+            continue;
+        /* A TrainingRuntime lives in the TrainJob's namespace. */
+        if (strcmp(kind, "TrainingRuntime") == 0 && rns && *ns &&
+            strcmp(rns, ns) != 0)
+            continue;
+        return r;
+    }
+    return NULL;
+}
+
+/* Replaces or appends array items that carry a "name", by name. */
+static int
+merge_named(cJSON *into, const cJSON *items)
+{
+    const cJSON *item;
+
+    cJSON_ArrayForEach(item, items)
+    {
+        const char *name = json_string(item, "name");
+        cJSON *copy = cJSON_Duplicate(item, true);
+        int at = -1, i = 0;
+        cJSON *old;
+
+        if (copy == NULL)
+            return -1;
+        cJSON_ArrayForEach(old, into)
+        {
+            if (name && same(json_string(old, "name"), name))
+                at = i;
+            i++;
+        }
+        if (at >= 0 ? !cJSON_ReplaceItemInArray(into, at, copy)
+                    : !cJSON_AddItemToArray(into, copy)) {
+            cJSON_Delete(copy);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static cJSON *
+array_member(cJSON *obj, const char *key)
+{
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (cJSON_IsArray(a))
+        return a;
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    return cJSON_AddArrayToObject(obj, key);
+}
+
+/* Object members of from copied over those of into, key by key. */
+static int
+merge_map(cJSON *into, const cJSON *from)
+{
+    const cJSON *kv;
+
+    cJSON_ArrayForEach(kv, from)
+    {
+        cJSON *copy = cJSON_Duplicate(kv, true);
+        cJSON_DeleteItemFromObjectCaseSensitive(into, kv->string);
+        if (copy == NULL || !cJSON_AddItemToObject(into, kv->string, copy)) {
+            cJSON_Delete(copy);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+replace_member(cJSON *obj, const char *key, const cJSON *value)
+{
+    cJSON *copy = cJSON_Duplicate(value, true);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    if (copy == NULL || !cJSON_AddItemToObject(obj, key, copy)) {
+        cJSON_Delete(copy);
+        return -1;
+    }
+    return 0;
+}
+
+/* A container override: env by name, volumeMounts appended. */
+static int
+override_containers(cJSON *pod_spec, const char *field, const cJSON *list)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach(o, list)
+    {
+        cJSON *c;
+        cJSON_ArrayForEach(c, get(pod_spec, field))
+        {
+            if (!same(json_string(c, "name"), json_string(o, "name")))
+                continue;
+            if ((get(o, "env") &&
+                 merge_named(array_member(c, "env"), get(o, "env")) < 0) ||
+                (get(o, "volumeMounts") &&
+                 merge_named(array_member(c, "volumeMounts"),
+                             get(o, "volumeMounts")) < 0))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The pod spec fields an override may set, in any of the three shapes. */
+static int
+override_spec(cJSON *pod, const cJSON *o)
+{
+    static const char *const replaced[] = {
+        "affinity", "serviceAccountName", "securityContext",
+        "terminationGracePeriodSeconds", NULL};
+    static const char *const appended[] = {"tolerations", "volumes",
+                                           "schedulingGates",
+                                           "imagePullSecrets", NULL};
+    cJSON *spec = podbuild_object(pod, "spec");
+
+    if (spec == NULL)
+        return -1;
+    if (cJSON_IsObject(get(o, "nodeSelector")) &&
+        merge_map(podbuild_object(spec, "nodeSelector"),
+                  get(o, "nodeSelector")) < 0)
+        return -1;
+    for (const char *const *f = replaced; *f; f++)
+        if (get(o, *f) && replace_member(spec, *f, get(o, *f)) < 0)
+            return -1;
+    for (const char *const *f = appended; *f; f++)
+        if (cJSON_IsArray(get(o, *f)) &&
+            merge_named(array_member(spec, *f), get(o, *f)) < 0)
+            return -1;
+    if (override_containers(spec, "containers", get(o, "containers")) < 0 ||
+        override_containers(spec, "initContainers",
+                            get(o, "initContainers")) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+override_metadata(cJSON *pod, const cJSON *meta)
+{
+    cJSON *m = podbuild_object(pod, "metadata");
+
+    if (cJSON_IsObject(get(meta, "labels")) &&
+        merge_map(podbuild_object(m, "labels"), get(meta, "labels")) < 0)
+        return -1;
+    if (cJSON_IsObject(get(meta, "annotations")) &&
+        merge_map(podbuild_object(m, "annotations"),
+                  get(meta, "annotations")) < 0)
+        return -1;
+    return 0;
+}
+
+static bool
+targets(const cJSON *override, const char *role)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach(t, get(override, "targetJobs"))
+    {
+        if (same(json_string(t, "name"), role))
+            return true;
+    }
+    return false;
+}
+
+/* v2.0 podSpecOverrides and v2.1 podTemplateOverrides. */
+static int
+apply_overrides(const cJSON *spec, struct pod_group *g)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach(o, get(spec, "podSpecOverrides"))
+    {
+        if (targets(o, g->role) && override_spec(g->pod, o) < 0)
+            return -1;
+    }
+    cJSON_ArrayForEach(o, get(spec, "podTemplateOverrides"))
+    {
+        if (!targets(o, g->role))
+            continue;
+        if (override_metadata(g->pod, get(o, "metadata")) < 0 ||
+            (get(o, "spec") && override_spec(g->pod, get(o, "spec")) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* v2.2+ runtimePatches: a patch of the runtime's JobSet template. */
+static int
+apply_runtime_patches(const cJSON *spec, struct pod_group *g)
+{
+    const cJSON *p;
+
+    cJSON_ArrayForEach(p, get(spec, "runtimePatches"))
+    {
+        const cJSON *tmpl = get(get(p, "trainingRuntimeSpec"), "template");
+        const cJSON *rj;
+        cJSON_ArrayForEach(rj, get(get(tmpl, "spec"), "replicatedJobs"))
+        {
+            const cJSON *pt =
+                get(get(get(rj, "template"), "spec"), "template");
+            if (!same(json_string(rj, "name"), g->role))
+                continue;
+            if (override_metadata(g->pod, get(pt, "metadata")) < 0 ||
+                (get(pt, "spec") && override_spec(g->pod, get(pt, "spec")) < 0))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* spec.trainer onto the "node" container: the fields replace the runtime's. */
+static int
+apply_trainer(cJSON *pod, const cJSON *trainer)
+{
+    static const char *const replaced[] = {"image", "command", "args", NULL};
+    cJSON *c = podbuild_container(pod, NODE);
+    const cJSON *res = get(trainer, "resourcesPerNode");
+
+    if (c == NULL)
+        return 0;
+    for (const char *const *f = replaced; *f; f++)
+        if (get(trainer, *f) && replace_member(c, *f, get(trainer, *f)) < 0)
+            return -1;
+    if (cJSON_IsArray(get(trainer, "env")) &&
+        merge_named(array_member(c, "env"), get(trainer, "env")) < 0)
+        return -1;
+    /* v2.0-v2.2 replace the container's resources, v2.3 merges them; for
+     * the GPU and EFA counts that are both set here the two agree. */
+    if (cJSON_IsObject(res)) {
+        cJSON *r = podbuild_object(c, "resources");
+        if (r == NULL ||
+            (cJSON_IsObject(get(res, "limits")) &&
+             merge_map(podbuild_object(r, "limits"), get(res, "limits")) < 0) ||
+            (cJSON_IsObject(get(res, "requests")) &&
+             merge_map(podbuild_object(r, "requests"), get(res, "requests")) <
+                 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* What the Torch plugin sets on the node container. */
+static int
+torch_env(cJSON *pod, const char *job, long nodes, const char *nproc)
+{
+    cJSON *c = podbuild_container(pod, NODE);
+    char n[24], master[320];
+
+    if (c == NULL)
+        return 0;
+    snprintf(n, sizeof(n), "%ld", nodes);
+    snprintf(master, sizeof(master), "%s-node-0-0.%s", job, job);
+    return podbuild_env(c, "PET_NNODES", n) < 0 ||
+                   podbuild_env(c, "PET_NPROC_PER_NODE", nproc) < 0 ||
+                   podbuild_env(c, "PET_MASTER_ADDR", master) < 0 ||
+                   podbuild_env(c, "PET_MASTER_PORT", TORCH_PORT) < 0
+               ? -1
+               : 0;
+}
+
+/* The "node" pod when the runtime is not at hand: the TrainJob's own. */
+static cJSON *
+bare_node_pod(const struct expansion *e)
+{
+    cJSON *tmpl = cJSON_Parse("{\"spec\":{\"containers\":[{\"name\":\"" NODE
+                              "\"}]}}");
+    cJSON *pod = tmpl ? podbuild_from_template(tmpl, e->namespace, e->name)
+                      : NULL;
+    cJSON_Delete(tmpl);
+    return pod;
+}
+
+static int
+label_jobset(cJSON *pod, const struct expansion *e, const char *rj)
+{
+    return podbuild_label(pod, LABEL_JOBSET, e->name) < 0 ||
+                   podbuild_label(pod, LABEL_REPLICATED_JOB, rj) < 0
+               ? -1
+               : 0;
+}
+
+/* numProcPerNode as the Torch plugin passes it: a number or "auto". */
+static void
+nproc_text(const cJSON *trainer, const cJSON *ml, char *buf, size_t len)
+{
+    const cJSON *v = get(trainer, "numProcPerNode");
+
+    if (v == NULL)
+        v = get(get(ml, "torch"), "numProcPerNode");
+    if (v == NULL)
+        v = get(get(ml, "mpi"), "numProcPerNode");
+    if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%.0f", v->valuedouble);
+    else if (cJSON_IsString(v))
+        snprintf(buf, len, "%s", v->valuestring);
+    else
+        snprintf(buf, len, "auto");
+}
+
+static int
+runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
+               const char *nproc, struct expansion *e)
+{
+    const cJSON *rj;
+
+    cJSON_ArrayForEach(rj, get(get(get(get(runtime, "spec"), "template"),
+                                   "spec"),
+                               "replicatedJobs"))
+    {
+        const char *name = json_string(rj, "name");
+        const cJSON *job_spec = get(get(rj, "template"), "spec");
+        bool node = same(name, NODE);
+        long replicas = node ? e->job.nodes
+                             : podbuild_long(rj, "replicas", 1) *
+                                   podbuild_long(job_spec, "parallelism", 1);
+        cJSON *pod = podbuild_from_template(get(job_spec, "template"),
+                                            e->namespace, e->name);
+
+        if (pod == NULL || label_jobset(pod, e, name ? name : "") < 0 ||
+            (node && apply_trainer(pod, trainer) < 0) ||
+            (node && torch && torch_env(pod, e->name, e->job.nodes, nproc) < 0)) {
+            cJSON_Delete(pod);
+            return -1;
+        }
+        if (podbuild_group(e, name ? name : "", replicas, pod) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int
+expand_trainjob(const cJSON *obj, const struct runtimes *rt,
+                struct expansion *e)
+{
+    const cJSON *spec = get(obj, "spec");
+    const cJSON *trainer = get(spec, "trainer");
+    const cJSON *ref = get(spec, "runtimeRef");
+    const char *kind = json_string(ref, "kind");
+    const cJSON *runtime, *ml;
+    char nproc[32];
+
+    e->job.owner = OWNER_TRAINJOB;
+    e->job.runtime = json_string(ref, "name");
+    if (kind == NULL)
+        kind = "ClusterTrainingRuntime";
+    runtime = find_runtime(rt, kind, e->job.runtime, e->namespace);
+    ml = get(get(runtime, "spec"), "mlPolicy");
+    e->job.nodes = podbuild_long(trainer, "numNodes",
+                                 podbuild_long(ml, "numNodes", 1));
+    nproc_text(trainer, ml, nproc, sizeof(nproc));
+    e->job.procs = podbuild_count(trainer, "numProcPerNode");
+    if (e->job.procs == 0)
+        e->job.procs = podbuild_count(get(ml, "torch"), "numProcPerNode");
+    if (e->job.procs == 0)
+        e->job.procs = podbuild_count(get(ml, "mpi"), "numProcPerNode");
+    if (runtime) {
+        /* Only the Torch plugin sets PET_*; an MPI runtime does not. */
+        bool torch = get(ml, "mpi") == NULL;
+        if (runtime_groups(runtime, trainer, torch, nproc, e) < 0)
+            return -1;
+    } else {
+        cJSON *pod = bare_node_pod(e);
+        if (pod == NULL || label_jobset(pod, e, NODE) < 0 ||
+            apply_trainer(pod, trainer) < 0 ||
+            torch_env(pod, e->name, e->job.nodes, nproc) < 0) {
+            cJSON_Delete(pod);
+            return -1;
+        }
+        if (podbuild_group(e, NODE, e->job.nodes, pod) < 0 ||
+            podbuild_note(e,
+                          "%s '%s' is not in the input: judged from the "
+                          "TrainJob's own fields, as a Torch job",
+                          kind, e->job.runtime ? e->job.runtime : "?") < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < e->n_groups; i++)
+        if (apply_overrides(spec, &e->groups[i]) < 0 ||
+            apply_runtime_patches(spec, &e->groups[i]) < 0)
+            return -1;
+    return 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * launch.h - what a container's command line fixes about its job's shape:
+ * torchrun's --nnodes and --nproc_per_node, mpirun's -np, a world size.
+ * Only literal numbers count; "$PET_NNODES" follows the spec and is fine.
+ */
+#ifndef TOPOGATE_LAUNCH_H
+#define TOPOGATE_LAUNCH_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+struct launch {
+    long nnodes; /* --nnodes N (the maximum of "min:max"); -1 if absent */
+    long nproc;  /* --nproc_per_node / --nproc-per-node N; -1 if absent */
+    long np;     /* mpirun -np / -n N; -1 if absent */
+    long world;  /* --world-size / --world_size / WORLD_SIZE=N; -1 if absent */
+    char first[64]; /* the first of them as written, "--nnodes 2" */
+};
+
+/* Reads command and args of one container. */
+void launch_read(const cJSON *container, struct launch *out);
+
+bool launch_hardcoded(const struct launch *l);
+
+#endif

@@ -1,0 +1,218 @@
+/* yamljson.c - see yamljson.h. */
+#include "yamljson.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+is_one_of(const char *s, const char *const *words)
+{
+    for (; *words; words++)
+        if (strcmp(s, *words) == 0)
+            return true;
+    return false;
+}
+
+/* YAML core schema numbers: decimal, 0x, 0o, floats, .inf, .nan. */
+static bool
+read_number(const char *s, double *out)
+{
+    static const char *const inf[] = {".inf", ".Inf", ".INF", "+.inf",
+                                      "+.Inf", "+.INF", NULL};
+    const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
+    char *end;
+
+    if (is_one_of(s, inf) || is_one_of(digits, (const char *const[]){
+                                 ".nan", ".NaN", ".NAN", NULL}))
+        return false; /* JSON has no infinity or NaN: keep the text */
+    if (strncmp(s, "0x", 2) == 0 || strncmp(s, "0o", 2) == 0) {
+        errno = 0;
+        unsigned long long v = strtoull(s + 2, &end, s[1] == 'x' ? 16 : 8);
+        *out = (double)v;
+        return s[2] != '\0' && *end == '\0' && errno == 0;
+    }
+    if (!isdigit((unsigned char)*digits) &&
+        !(*digits == '.' && isdigit((unsigned char)digits[1])))
+        return false;
+    for (const char *p = digits; *p; p++)
+        if (!isdigit((unsigned char)*p) && !strchr(".eE+-", *p))
+            return false;
+    errno = 0;
+    *out = strtod(s, &end);
+    return *end == '\0' && errno == 0;
+}
+
+static cJSON *
+scalar_to_json(const struct ynode *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL",
+                                        NULL};
+    static const char *const trues[] = {"true", "True", "TRUE", NULL};
+    static const char *const falses[] = {"false", "False", "FALSE", NULL};
+    double v;
+
+    if (!n->plain)
+        return cJSON_CreateString(n->scalar);
+    if (is_one_of(n->scalar, nulls))
+        return cJSON_CreateNull();
+    if (is_one_of(n->scalar, trues))
+        return cJSON_CreateTrue();
+    if (is_one_of(n->scalar, falses))
+        return cJSON_CreateFalse();
+    if (read_number(n->scalar, &v))
+        return cJSON_CreateNumber(v);
+    return cJSON_CreateString(n->scalar);
+}
+
+struct converter {
+    size_t nodes;
+    struct load_error *err;
+};
+
+static cJSON *convert(struct converter *c, const struct ynode *n);
+
+static cJSON *
+convert_map(struct converter *c, const struct ynode *n)
+{
+    cJSON *obj = cJSON_CreateObject();
+
+    for (size_t i = 0; obj && i + 1 < n->n_items; i += 2) {
+        const struct ynode *key = n->items[i];
+        cJSON *value;
+
+        if (key->kind != YNODE_SCALAR) {
+            ynode_error(c->err, key, "a mapping key must be a scalar");
+            goto fail;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(obj, key->scalar)) {
+            /* kubectl refuses duplicate keys; so do we. */
+            ynode_error(c->err, key, "duplicate key '%s'", key->scalar);
+            goto fail;
+        }
+        if ((value = convert(c, n->items[i + 1])) == NULL)
+            goto fail;
+        if (!cJSON_AddItemToObject(obj, key->scalar, value)) {
+            cJSON_Delete(value);
+            goto fail;
+        }
+    }
+    return obj;
+fail:
+    cJSON_Delete(obj);
+    return NULL;
+}
+
+static cJSON *
+convert(struct converter *c, const struct ynode *n)
+{
+    cJSON *out;
+
+    if (++c->nodes > YAMLJSON_MAX_NODES) {
+        ynode_error(c->err, n, "document expands to more than %d nodes",
+                    YAMLJSON_MAX_NODES);
+        return NULL;
+    }
+    switch (n->kind) {
+    case YNODE_SCALAR:
+        out = scalar_to_json(n);
+        break;
+    case YNODE_MAP:
+        return convert_map(c, n);
+    default:
+        if ((out = cJSON_CreateArray()) == NULL)
+            break;
+        for (size_t i = 0; i < n->n_items; i++) {
+            cJSON *item = convert(c, n->items[i]);
+            if (item == NULL || !cJSON_AddItemToArray(out, item)) {
+                cJSON_Delete(item);
+                cJSON_Delete(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (out == NULL)
+        ynode_error(c->err, n, "out of memory");
+    return out;
+}
+
+cJSON *
+yaml_to_json(const struct ynode *n, struct load_error *err)
+{
+    struct converter c = {0, err};
+    cJSON *out;
+
+    memset(err, 0, sizeof(*err));
+    out = convert(&c, n);
+    if (out == NULL && err->message[0] == '\0')
+        ynode_error(err, n, "out of memory");
+    return out;
+}
+
+/* "${X}", "$X" (a shell-style upper-case name) or "{{ ... }}" anywhere. */
+static bool
+has_placeholder(const char *s)
+{
+    if (strstr(s, "{{") || strstr(s, "${"))
+        return true;
+    for (const char *p = strchr(s, '$'); p; p = strchr(p + 1, '$'))
+        if (isupper((unsigned char)p[1]) || p[1] == '_')
+            return true;
+    return false;
+}
+
+/* Where "$X" belongs to a shell or to Kubernetes' $(X) expansion. */
+static bool
+is_shell_field(const char *key)
+{
+    static const char *const fields[] = {"command", "args", "env", "script",
+                                         "annotations", NULL};
+    return is_one_of(key, fields);
+}
+
+static const struct ynode *
+find(const struct ynode *n, char *path, size_t path_len, size_t used)
+{
+    if (n->kind == YNODE_SCALAR)
+        return has_placeholder(n->scalar) ? n : NULL;
+    for (size_t i = 0; i < n->n_items; i++) {
+        const struct ynode *child = n->items[i];
+        size_t len = used;
+
+        if (n->kind == YNODE_MAP) {
+            const struct ynode *key = child;
+            if (i % 2 == 0) {
+                if (key->kind == YNODE_SCALAR && has_placeholder(key->scalar))
+                    return key; /* a templated key: the path stops here */
+                continue;
+            }
+            key = n->items[i - 1];
+            if (key->kind != YNODE_SCALAR || is_shell_field(key->scalar))
+                continue;
+            len += (size_t)snprintf(path + used, path_len - used, "%s%s",
+                                    used ? "." : "", key->scalar);
+        } else {
+            len += (size_t)snprintf(path + used, path_len - used, "[%zu]", i);
+        }
+        if (len >= path_len)
+            len = path_len - 1;
+        const struct ynode *hit = find(child, path, path_len, len);
+        if (hit)
+            return hit;
+        path[used] = '\0';
+    }
+    return NULL;
+}
+
+const struct ynode *
+yaml_find_placeholder(const struct ynode *doc, char *path, size_t path_len)
+{
+    if (path_len == 0)
+        return NULL;
+    path[0] = '\0';
+    return find(doc, path, path_len, 0);
+}

@@ -1,0 +1,37 @@
+/*
+ * yamljson.h - a YAML document as the JSON object Kubernetes would read
+ * from it, and the template placeholders that stop it from being read.
+ */
+#ifndef TOPOGATE_YAMLJSON_H
+#define TOPOGATE_YAMLJSON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "yamltree.h"
+
+/*
+ * Most JSON nodes one document may expand to. Aliases share nodes in
+ * YAML but are copied in JSON, so a few lines could otherwise expand
+ * into gigabytes ("billion laughs").
+ */
+#define YAMLJSON_MAX_NODES 1000000
+
+/*
+ * The node as JSON: plain scalars are read as YAML's core schema reads
+ * them (null, true/false, numbers); quoted ones stay strings. Returns an
+ * owned tree, or NULL with *err filled (too large, out of memory).
+ */
+cJSON *yaml_to_json(const struct ynode *n, struct load_error *err);
+
+/*
+ * The first scalar that is an unrendered template placeholder ("${X}",
+ * "$X", "{{ x }}") where Kubernetes reads a value, or NULL. Commands,
+ * args and env values are skipped: "$X" there is for the shell or for
+ * Kubernetes' own $(X) expansion. *path gets the field ("spec.replicas").
+ */
+const struct ynode *yaml_find_placeholder(const struct ynode *doc, char *path,
+                                          size_t path_len);
+
+#endif
