@@ -21,8 +21,9 @@ advice_layout(struct strbuf *sb, const struct workload *w,
 
     switch (w->owner) {
     case OWNER_TRAINJOB:
-        strbuf_printf(sb, "use numNodes: %ld, numProcPerNode: %d", nodes,
-                      t->count);
+        strbuf_printf(sb,
+                      "use spec.trainer.numNodes: %ld, numProcPerNode: %d",
+                      nodes, t->count);
         break;
     case OWNER_PYTORCHJOB:
         if (w->elastic)
@@ -63,10 +64,24 @@ advice_layout(struct strbuf *sb, const struct workload *w,
 }
 
 void
-advice_resources(struct strbuf *sb, const struct instance_type *t)
+advice_resources(struct strbuf *sb, const struct workload *w,
+                 const struct instance_type *t)
 {
-    strbuf_printf(sb, "request %s: %d", t->resource, t->count);
+    switch (w->owner) {
+    case OWNER_TRAINJOB:
+        strbuf_printf(sb, "set spec.trainer.resourcesPerNode limits %s: %d",
+                      t->resource, t->count);
+        break;
+    case OWNER_PYTORCHJOB:
+    case OWNER_MPIJOB:
+        strbuf_printf(sb, "set %s container limits %s: %d",
+                      w->has_master ? "Master and Worker" : "Worker",
+                      t->resource, t->count);
+        break;
+    default:
+        strbuf_printf(sb, "request %s: %d per pod", t->resource, t->count);
+        break;
+    }
     if (t->efa > 0)
-        strbuf_printf(sb, " and " RESOURCE_EFA ": %d", t->efa);
-    strbuf_puts(sb, " per pod");
+        strbuf_printf(sb, ", " RESOURCE_EFA ": %d", t->efa);
 }

@@ -17,7 +17,11 @@
 void advice_layout(struct strbuf *sb, const struct workload *w,
                    const struct instance_type *t);
 
-/* Appends "request nvidia.com/gpu: 8 and vpc.amazonaws.com/efa: 4 per pod". */
-void advice_resources(struct strbuf *sb, const struct instance_type *t);
+/*
+ * Appends where the whole node's GPUs and EFA go, in the owner's fields:
+ * "set spec.trainer.resourcesPerNode limits nvidia.com/gpu: 8, ...".
+ */
+void advice_resources(struct strbuf *sb, const struct workload *w,
+                      const struct instance_type *t);
 
 #endif

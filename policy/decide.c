@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "judge.h"
 #include "mutate.h"
 #include "placement.h"
@@ -190,6 +191,8 @@ decide(const struct snapshot *s, const struct admission *req,
     const char *skip;
     struct workload w;
 
+    if (job_kind(req->group, req->kind))
+        return decide_job(s, req, d);
     /* Only pods at creation: GPU and EFA limits cannot change later. */
     if (strcmp(req->kind, "Pod") != 0 || req->group[0] != '\0' ||
         strcmp(req->operation, "CREATE") != 0 || !cJSON_IsObject(pod))

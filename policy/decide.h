@@ -21,6 +21,7 @@ struct admission {
     const char *kind;      /* request.kind.kind: "Pod" */
     const char *group;     /* request.kind.group: "" for core */
     const cJSON *object;   /* the object to admit */
+    const cJSON *old_object; /* UPDATE: the object before; else NULL */
     bool dry_run;
 };
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 static const char *const verdict_names[] = {
     [VERDICT_IGNORE] = "ignore", [VERDICT_ALLOW] = "allow",
     [VERDICT_PATCH] = "patch",   [VERDICT_WARN] = "warn",
@@ -97,8 +99,7 @@ decision_warn(struct decision *d, const char *fmt, ...)
 }
 
 static int
-append_op(struct decision *d, enum op_kind kind, const char *path,
-          cJSON *value)
+append_op(struct decision *d, enum op_kind kind, const char *path, cJSON *value)
 {
     struct op *grown;
     char *p;
@@ -150,4 +151,40 @@ decision_deny(struct decision *d, const char *fmt, ...)
     d->code = 403;
     d->verdict = VERDICT_DENY;
     return 0;
+}
+
+/* RFC 6901: "~" -> "~0", "/" -> "~1". */
+static void
+put_escaped(struct strbuf *sb, const char *key)
+{
+    for (const char *p = key; *p; p++) {
+        if (*p == '~')
+            strbuf_puts(sb, "~0");
+        else if (*p == '/')
+            strbuf_puts(sb, "~1");
+        else
+            strbuf_add(sb, p, 1);
+    }
+}
+
+int
+decision_add_at(struct decision *d, cJSON *value, const char *prefix,
+                const char *key)
+{
+    struct strbuf sb = {0};
+    char *path;
+    int rc;
+
+    strbuf_puts(&sb, prefix);
+    if (key) {
+        strbuf_puts(&sb, "/");
+        put_escaped(&sb, key);
+    }
+    if ((path = strbuf_take(&sb)) == NULL) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    rc = decision_add(d, path, value);
+    free(path);
+    return rc;
 }

@@ -64,6 +64,11 @@ int decision_warn(struct decision *d, const char *fmt, ...)
 int decision_add(struct decision *d, const char *path, cJSON *value);
 int decision_replace(struct decision *d, const char *path, cJSON *value);
 
+/* decision_add() at prefix + "/" + key, the key escaped per RFC 6901
+ * ("nvidia.com/gpu" -> "nvidia.com~1gpu"); key may be NULL. */
+int decision_add_at(struct decision *d, cJSON *value, const char *prefix,
+                    const char *key);
+
 /* Replaces message and reason; printf-style. 0 or -1. */
 int decision_deny(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

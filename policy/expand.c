@@ -48,9 +48,9 @@ expand_templated(const cJSON *spec, long replicas, struct expansion *e)
 
     if (!cJSON_IsObject(template))
         return podbuild_note(e, "no pod template (spec.template)");
-    return podbuild_group(e, "", replicas,
-                          podbuild_from_template(template, e->namespace,
-                                                 e->name));
+    return podbuild_group(
+        e, "", replicas,
+        podbuild_from_template(template, e->namespace, e->name));
 }
 
 static int
@@ -95,7 +95,8 @@ expand_builtin(const cJSON *obj, const char *group, struct expansion *e)
     if (strcmp(group, "apps") == 0 || strcmp(group, "extensions") == 0) {
         if (strcmp(k, "Deployment") == 0 || strcmp(k, "ReplicaSet") == 0 ||
             strcmp(k, "StatefulSet") == 0)
-            return expand_templated(spec, podbuild_long(spec, "replicas", 1), e);
+            return expand_templated(spec, podbuild_long(spec, "replicas", 1),
+                                    e);
         if (strcmp(k, "DaemonSet") == 0)
             return expand_templated(spec, -1, e);
     }

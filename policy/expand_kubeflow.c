@@ -29,9 +29,9 @@ replica_spec(const cJSON *obj, const char *map, const char *type)
 static cJSON *
 replica_pod(const cJSON *rs, const struct expansion *e, const char *operator)
 {
-    cJSON *pod = podbuild_from_template(
-        cJSON_GetObjectItemCaseSensitive(rs, "template"), e->namespace,
-        e->name);
+    cJSON *pod =
+        podbuild_from_template(cJSON_GetObjectItemCaseSensitive(rs, "template"),
+                               e->namespace, e->name);
 
     if (pod == NULL || podbuild_label(pod, LABEL_OPERATOR, operator) < 0 ||
         podbuild_label(pod, LABEL_JOB_NAME, e->name) < 0 ||

@@ -155,9 +155,8 @@ override_spec(cJSON *pod, const cJSON *o)
     static const char *const replaced[] = {
         "affinity", "serviceAccountName", "securityContext",
         "terminationGracePeriodSeconds", NULL};
-    static const char *const appended[] = {"tolerations", "volumes",
-                                           "schedulingGates",
-                                           "imagePullSecrets", NULL};
+    static const char *const appended[] = {
+        "tolerations", "volumes", "schedulingGates", "imagePullSecrets", NULL};
     cJSON *spec = podbuild_object(pod, "spec");
 
     if (spec == NULL)
@@ -174,8 +173,8 @@ override_spec(cJSON *pod, const cJSON *o)
             merge_named(array_member(spec, *f), get(o, *f)) < 0)
             return -1;
     if (override_containers(spec, "containers", get(o, "containers")) < 0 ||
-        override_containers(spec, "initContainers",
-                            get(o, "initContainers")) < 0)
+        override_containers(spec, "initContainers", get(o, "initContainers")) <
+            0)
         return -1;
     return 0;
 }
@@ -189,8 +188,8 @@ override_metadata(cJSON *pod, const cJSON *meta)
         merge_map(podbuild_object(m, "labels"), get(meta, "labels")) < 0)
         return -1;
     if (cJSON_IsObject(get(meta, "annotations")) &&
-        merge_map(podbuild_object(m, "annotations"),
-                  get(meta, "annotations")) < 0)
+        merge_map(podbuild_object(m, "annotations"), get(meta, "annotations")) <
+            0)
         return -1;
     return 0;
 }
@@ -242,8 +241,7 @@ apply_runtime_patches(const cJSON *spec, struct pod_group *g)
         const cJSON *rj;
         cJSON_ArrayForEach(rj, get(get(tmpl, "spec"), "replicatedJobs"))
         {
-            const cJSON *pt =
-                get(get(get(rj, "template"), "spec"), "template");
+            const cJSON *pt = get(get(get(rj, "template"), "spec"), "template");
             if (!same(json_string(rj, "name"), g->role))
                 continue;
             if (override_metadata(g->pod, get(pt, "metadata")) < 0 ||
@@ -308,10 +306,10 @@ torch_env(cJSON *pod, const char *job, long nodes, const char *nproc)
 static cJSON *
 bare_node_pod(const struct expansion *e)
 {
-    cJSON *tmpl = cJSON_Parse("{\"spec\":{\"containers\":[{\"name\":\"" NODE
-                              "\"}]}}");
-    cJSON *pod = tmpl ? podbuild_from_template(tmpl, e->namespace, e->name)
-                      : NULL;
+    cJSON *tmpl =
+        cJSON_Parse("{\"spec\":{\"containers\":[{\"name\":\"" NODE "\"}]}}");
+    cJSON *pod =
+        tmpl ? podbuild_from_template(tmpl, e->namespace, e->name) : NULL;
     cJSON_Delete(tmpl);
     return pod;
 }
@@ -349,9 +347,9 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
 {
     const cJSON *rj;
 
-    cJSON_ArrayForEach(rj, get(get(get(get(runtime, "spec"), "template"),
-                                   "spec"),
-                               "replicatedJobs"))
+    cJSON_ArrayForEach(rj,
+                       get(get(get(get(runtime, "spec"), "template"), "spec"),
+                           "replicatedJobs"))
     {
         const char *name = json_string(rj, "name");
         const cJSON *job_spec = get(get(rj, "template"), "spec");
@@ -364,7 +362,8 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
 
         if (pod == NULL || label_jobset(pod, e, name ? name : "") < 0 ||
             (node && apply_trainer(pod, trainer) < 0) ||
-            (node && torch && torch_env(pod, e->name, e->job.nodes, nproc) < 0)) {
+            (node && torch &&
+             torch_env(pod, e->name, e->job.nodes, nproc) < 0)) {
             cJSON_Delete(pod);
             return -1;
         }
@@ -391,8 +390,8 @@ expand_trainjob(const cJSON *obj, const struct runtimes *rt,
         kind = "ClusterTrainingRuntime";
     runtime = find_runtime(rt, kind, e->job.runtime, e->namespace);
     ml = get(get(runtime, "spec"), "mlPolicy");
-    e->job.nodes = podbuild_long(trainer, "numNodes",
-                                 podbuild_long(ml, "numNodes", 1));
+    e->job.nodes =
+        podbuild_long(trainer, "numNodes", podbuild_long(ml, "numNodes", 1));
     nproc_text(trainer, ml, nproc, sizeof(nproc));
     e->job.procs = podbuild_count(trainer, "numProcPerNode");
     if (e->job.procs == 0)

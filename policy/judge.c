@@ -77,7 +77,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       t->name, t->count, t->accelerator, link_title(t->link),
                       w->gpus);
         advice_layout(next_part(f), w, t);
-        advice_resources(next_part(f), t);
+        advice_resources(next_part(f), w, t);
         f->fragmented = true;
     } else if (t->link == LINK_PCIE) {
         f->sev = SEV_SOFT;

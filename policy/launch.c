@@ -15,14 +15,18 @@ flag_of(const char *tok, size_t len)
         const char *name;
         enum flag flag;
     } flags[] = {
-        {"--nnodes", FLAG_NNODES},         {"--nproc_per_node", FLAG_NPROC},
-        {"--nproc-per-node", FLAG_NPROC},  {"-np", FLAG_NP},
+        {"--nnodes", FLAG_NNODES},
+        {"--nproc_per_node", FLAG_NPROC},
+        {"--nproc-per-node", FLAG_NPROC},
+        {"-np", FLAG_NP},
         {"--np", FLAG_NP},
-        {"--world-size", FLAG_WORLD},      {"--world_size", FLAG_WORLD},
+        {"--world-size", FLAG_WORLD},
+        {"--world_size", FLAG_WORLD},
         {"WORLD_SIZE", FLAG_WORLD},
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        if (strlen(flags[i].name) == len && memcmp(tok, flags[i].name, len) == 0)
+        if (strlen(flags[i].name) == len &&
+            memcmp(tok, flags[i].name, len) == 0)
             return flags[i].flag;
     return FLAG_NONE;
 }
@@ -82,8 +86,8 @@ scan(const char *s, struct launch *l, enum flag *pending, const char **ptok,
             enum flag f = flag_of(s, (size_t)(eq - s));
             size_t vlen = len - (size_t)(eq - s) - 1;
             if (f != FLAG_NONE)
-                record(l, f, literal(eq + 1, vlen), s, (size_t)(eq - s),
-                       eq + 1, vlen);
+                record(l, f, literal(eq + 1, vlen), s, (size_t)(eq - s), eq + 1,
+                       vlen);
         } else if ((*pending = flag_of(s, len)) != FLAG_NONE) {
             *ptok = s;
             *ptlen = len;
@@ -104,8 +108,8 @@ launch_read(const cJSON *container, struct launch *l)
     l->nnodes = l->nproc = l->np = l->world = -1;
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
-        cJSON_ArrayForEach(word,
-                           cJSON_GetObjectItemCaseSensitive(container, fields[i]))
+        cJSON_ArrayForEach(
+            word, cJSON_GetObjectItemCaseSensitive(container, fields[i]))
         {
             if (cJSON_IsString(word))
                 scan(word->valuestring, l, &pending, &tok, &tlen);

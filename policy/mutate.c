@@ -57,42 +57,6 @@ one_item(cJSON *value)
     return arr;
 }
 
-/* RFC 6901: "~" -> "~0", "/" -> "~1". */
-static void
-put_escaped(struct strbuf *sb, const char *key)
-{
-    for (const char *p = key; *p; p++) {
-        if (*p == '~')
-            strbuf_puts(sb, "~0");
-        else if (*p == '/')
-            strbuf_puts(sb, "~1");
-        else
-            strbuf_add(sb, p, 1);
-    }
-}
-
-/* Adds an op whose path is prefix + escaped key (key may be NULL). */
-static int
-add_at(struct decision *d, cJSON *value, const char *prefix, const char *key)
-{
-    struct strbuf sb = {0};
-    char *path;
-    int rc;
-
-    strbuf_puts(&sb, prefix);
-    if (key) {
-        strbuf_puts(&sb, "/");
-        put_escaped(&sb, key);
-    }
-    if ((path = strbuf_take(&sb)) == NULL) {
-        cJSON_Delete(value);
-        return -1;
-    }
-    rc = decision_add(d, path, value);
-    free(path);
-    return rc;
-}
-
 /* Appends each item of an array: whole array when absent, else "-". */
 static int
 append_all(struct decision *d, const cJSON *existing, cJSON *items,
@@ -108,13 +72,14 @@ append_all(struct decision *d, const cJSON *existing, cJSON *items,
         return 0;
     }
     if (!cJSON_IsArray(existing))
-        return add_at(d, items, path, NULL);
+        return decision_add_at(d, items, path, NULL);
     if (asprintf(&elem, "%s/-", path) < 0) {
         cJSON_Delete(items);
         return -1;
     }
     while (rc == 0 && cJSON_GetArraySize(items) > 0)
-        rc = add_at(d, cJSON_DetachItemFromArray(items, 0), elem, NULL);
+        rc =
+            decision_add_at(d, cJSON_DetachItemFromArray(items, 0), elem, NULL);
     free(elem);
     cJSON_Delete(items);
     return rc;
@@ -207,22 +172,23 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
     snprintf(count, sizeof(count), "%ld", value);
     snprintf(prefix, sizeof(prefix), "/spec/containers/%d/resources", i);
     if (!cJSON_IsObject(res))
-        return add_at(d, wrap("limits", wrap(resource, cJSON_CreateString(count))),
-                      prefix, NULL);
+        return decision_add_at(
+            d, wrap("limits", wrap(resource, cJSON_CreateString(count))),
+            prefix, NULL);
     if (!cJSON_IsObject(get(res, "limits"))) {
-        if (add_at(d, wrap(resource, cJSON_CreateString(count)), prefix,
-                   "limits") < 0)
+        if (decision_add_at(d, wrap(resource, cJSON_CreateString(count)),
+                            prefix, "limits") < 0)
             return -1;
     } else {
         strcat(prefix, "/limits");
-        if (add_at(d, cJSON_CreateString(count), prefix, resource) < 0)
+        if (decision_add_at(d, cJSON_CreateString(count), prefix, resource) < 0)
             return -1;
         prefix[strlen(prefix) - strlen("/limits")] = '\0';
     }
     if (cJSON_IsObject(requests) &&
         (get(requests, RESOURCE_GPU) || get(requests, resource))) {
         strcat(prefix, "/requests");
-        return add_at(d, cJSON_CreateString(count), prefix, resource);
+        return decision_add_at(d, cJSON_CreateString(count), prefix, resource);
     }
     return 0;
 }
@@ -293,8 +259,9 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
         return 0;
     extra = t->gpus - w->gpus;
     if (!get(get(get(c, "resources"), "limits"), RESOURCE_GPU))
-        return decision_warn(d, "topogate.io/whole-node: container '%s' has "
-                                "no " RESOURCE_GPU " limit to raise",
+        return decision_warn(d,
+                             "topogate.io/whole-node: container '%s' has "
+                             "no " RESOURCE_GPU " limit to raise",
                              json_string(c, "name"));
     if (set_resource(d, c, main_i, RESOURCE_GPU, container_gpus(c) + extra) < 0)
         return -1;
@@ -314,7 +281,7 @@ patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
     if (cJSON_IsFalse(v) && !override)
         return decision_warn(d, "pod keeps hostIPC: false; NCCL cannot use "
                                 "shared memory with other pods on the node");
-    return add_at(d, cJSON_CreateTrue(), "/spec/hostIPC", NULL);
+    return decision_add_at(d, cJSON_CreateTrue(), "/spec/hostIPC", NULL);
 }
 
 static bool
@@ -327,9 +294,9 @@ tolerated(const cJSON *tolerations, const char *key)
         const char *k = json_string(t, "key");
         const char *op = json_string(t, "operator");
         const char *effect = json_string(t, "effect");
-        bool key_ok = (k && strcmp(k, key) == 0) ||
-                      ((k == NULL || *k == '\0') && op &&
-                       strcmp(op, "Exists") == 0);
+        bool key_ok =
+            (k && strcmp(k, key) == 0) ||
+            ((k == NULL || *k == '\0') && op && strcmp(op, "Exists") == 0);
         bool effect_ok = effect == NULL || *effect == '\0' ||
                          strcmp(effect, "NoSchedule") == 0;
         if (key_ok && effect_ok)
@@ -353,8 +320,7 @@ toleration(const char *key)
 }
 
 static int
-patch_tolerations(const cJSON *spec, const struct target *t,
-                  struct decision *d)
+patch_tolerations(const cJSON *spec, const struct target *t, struct decision *d)
 {
     const cJSON *have = get(spec, "tolerations");
     const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? RESOURCE_EFA : NULL};
@@ -372,7 +338,8 @@ patch_tolerations(const cJSON *spec, const struct target *t,
     return append_all(d, have, adds, "/spec/tolerations");
 }
 
-/* --- /dev/shm --------------------------------------------------------------- */
+/* --- /dev/shm ---------------------------------------------------------------
+ */
 
 static const cJSON *
 shm_mount(const cJSON *c)
@@ -382,8 +349,8 @@ shm_mount(const cJSON *c)
     cJSON_ArrayForEach(m, get(c, "volumeMounts"))
     {
         const char *path = json_string(m, "mountPath");
-        if (path && (strcmp(path, SHM_PATH) == 0 ||
-                     strcmp(path, SHM_PATH "/") == 0))
+        if (path &&
+            (strcmp(path, SHM_PATH) == 0 || strcmp(path, SHM_PATH "/") == 0))
             return m;
     }
     return NULL;
@@ -448,13 +415,15 @@ check_user_shm(const cJSON *spec, const cJSON *c, const cJSON *mount,
     if (ed == NULL)
         return 0; /* hostPath /dev/shm and the like: the host's memory */
     if (medium == NULL || strcmp(medium, "Memory") != 0)
-        return decision_warn(d, "container '%s' keeps a disk-backed /dev/shm "
-                                "(topogate would use medium: Memory)",
+        return decision_warn(d,
+                             "container '%s' keeps a disk-backed /dev/shm "
+                             "(topogate would use medium: Memory)",
                              name);
     if (quantity_json(limit, &size) == 0 && size < (double)t->shm_bytes &&
         cJSON_IsString(limit))
-        return decision_warn(d, "container '%s' keeps its %s /dev/shm "
-                                "(topogate would give %s on %s)",
+        return decision_warn(d,
+                             "container '%s' keeps its %s /dev/shm "
+                             "(topogate would give %s on %s)",
                              name, limit->valuestring, t->shm, t->name);
     return 0;
 }
@@ -530,10 +499,9 @@ has_capability(const cJSON *adds, const char *cap)
 
     cJSON_ArrayForEach(a, adds)
     {
-        if (cJSON_IsString(a) &&
-            (strcmp(a->valuestring, cap) == 0 ||
-             (strncmp(a->valuestring, "CAP_", 4) == 0 &&
-              strcmp(a->valuestring + 4, cap) == 0)))
+        if (cJSON_IsString(a) && (strcmp(a->valuestring, cap) == 0 ||
+                                  (strncmp(a->valuestring, "CAP_", 4) == 0 &&
+                                   strcmp(a->valuestring + 4, cap) == 0)))
             return true;
     }
     return false;
@@ -554,17 +522,18 @@ patch_ipc_lock(const cJSON *c, int i, struct decision *d)
     snprintf(path, sizeof(path), "/spec/containers/%d/securityContext", i);
     if (cJSON_IsArray(adds)) {
         strcat(path, "/capabilities/add/-");
-        return add_at(d, cJSON_CreateString(IPC_LOCK), path, NULL);
+        return decision_add_at(d, cJSON_CreateString(IPC_LOCK), path, NULL);
     }
     v = cJSON_CreateString(IPC_LOCK);
     if (cJSON_IsObject(caps)) {
         strcat(path, "/capabilities");
-        return add_at(d, one_item(v), path, "add");
+        return decision_add_at(d, one_item(v), path, "add");
     }
     if (cJSON_IsObject(sc))
-        return add_at(d, wrap("add", one_item(v)), path, "capabilities");
-    return add_at(d, wrap("capabilities", wrap("add", one_item(v))), path,
-                  NULL);
+        return decision_add_at(d, wrap("add", one_item(v)), path,
+                               "capabilities");
+    return decision_add_at(d, wrap("capabilities", wrap("add", one_item(v))),
+                           path, NULL);
 }
 
 static cJSON *
@@ -614,8 +583,9 @@ patch_env(const cJSON *c, int i, const struct target *t, long efa,
         return 0;
     /* Keys that envFrom brings are unknown here: adding could clash. */
     if (cJSON_GetArraySize(get(c, "envFrom")) > 0)
-        return decision_warn(d, "container '%s' uses envFrom: topogate adds "
-                                "no env to it",
+        return decision_warn(d,
+                             "container '%s' uses envFrom: topogate adds "
+                             "no env to it",
                              name);
     snprintf(path, sizeof(path), "/spec/containers/%d/env", i);
     if ((adds = cJSON_CreateArray()) == NULL)

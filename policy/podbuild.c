@@ -37,8 +37,7 @@ set_string(cJSON *obj, const char *key, const char *value)
 }
 
 cJSON *
-podbuild_from_template(const cJSON *template, const char *ns,
-                       const char *owner)
+podbuild_from_template(const cJSON *template, const char *ns, const char *owner)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(template, "metadata");
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(template, "spec");
@@ -76,17 +75,17 @@ fail:
 int
 podbuild_label(cJSON *pod, const char *key, const char *value)
 {
-    return set_string(podbuild_object(podbuild_object(pod, "metadata"),
-                                      "labels"),
-                      key, value);
+    return set_string(
+        podbuild_object(podbuild_object(pod, "metadata"), "labels"), key,
+        value);
 }
 
 int
 podbuild_annotation(cJSON *pod, const char *key, const char *value)
 {
-    return set_string(podbuild_object(podbuild_object(pod, "metadata"),
-                                      "annotations"),
-                      key, value);
+    return set_string(
+        podbuild_object(podbuild_object(pod, "metadata"), "annotations"), key,
+        value);
 }
 
 int
@@ -101,8 +100,7 @@ podbuild_env(cJSON *container, const char *name, const char *value)
         if ((env = cJSON_AddArrayToObject(container, "env")) == NULL)
             return -1;
     }
-    if ((e = cJSON_CreateObject()) == NULL ||
-        !cJSON_AddItemToArray(env, e)) {
+    if ((e = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(env, e)) {
         cJSON_Delete(e);
         return -1;
     }
@@ -140,8 +138,7 @@ podbuild_container(cJSON *pod, const char *name)
 }
 
 int
-podbuild_group(struct expansion *e, const char *role, long replicas,
-               cJSON *pod)
+podbuild_group(struct expansion *e, const char *role, long replicas, cJSON *pod)
 {
     struct pod_group *g;
 

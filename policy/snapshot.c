@@ -192,9 +192,8 @@ need(const struct ynode *map, const char *key, const char *what,
 static int
 read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
 {
-    static const char *const keys[] = {"efa",         "hostIPC", "shm",
-                                       "ipcLock",     "tolerations",
-                                       "env",         NULL};
+    static const char *const keys[] = {
+        "efa", "hostIPC", "shm", "ipcLock", "tolerations", "env", NULL};
     bool *fields[] = {&in->efa,      &in->host_ipc,    &in->shm,
                       &in->ipc_lock, &in->tolerations, &in->env};
 
@@ -274,8 +273,7 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
 }
 
 static int
-read_runtimes(const struct ynode *n, struct snapshot *s,
-              struct load_error *err)
+read_runtimes(const struct ynode *n, struct snapshot *s, struct load_error *err)
 {
     static const char *const keys[] = {"name", "instanceType", NULL};
 
@@ -395,9 +393,10 @@ read_type(const struct ynode *n, struct instance_type *t,
           struct load_error *err)
 {
     static const char *const keys[] = {
-        "name",         "accelerator", "resource",   "count",
-        "memory",       "interconnect", "nvlinkGBps", "efa",
-        "gpuDirectRDMA", "hostMemory", "shm",        "env",
+        "name",       "accelerator", "resource",
+        "count",      "memory",      "interconnect",
+        "nvlinkGBps", "efa",         "gpuDirectRDMA",
+        "hostMemory", "shm",         "env",
         NULL};
     const struct ynode *v;
     const char *what = "an instance type";
@@ -477,7 +476,8 @@ read_unknown(const struct ynode *n, enum unknown_action *out,
     else if (strcmp(n->scalar, "deny") == 0)
         *out = UNKNOWN_DENY;
     else {
-        ynode_error(err, n, "unknownInstanceType must be warn or deny, not '%s'",
+        ynode_error(err, n,
+                    "unknownInstanceType must be warn or deny, not '%s'",
                     n->scalar);
         return -1;
     }
@@ -494,7 +494,8 @@ read_policy(const struct ynode *root, struct snapshot *s,
 {
     static const char *const keys[] = {
         "mode",   "unknownInstanceType", "optOut", "overrideUserValues",
-        "inject", "namespaces", "jobs", "instanceTypes", NULL};
+        "inject", "namespaces",          "jobs",   "instanceTypes",
+        NULL};
     const struct ynode *v;
 
     if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
@@ -516,8 +517,7 @@ read_policy(const struct ynode *root, struct snapshot *s,
     if ((v = need(root, "instanceTypes", "the policy", err)) == NULL ||
         read_types(v, s, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "namespaces")) &&
-        read_namespaces(v, s, err) < 0)
+    if ((v = ynode_get(root, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
     if ((v = ynode_get(root, "jobs")) && read_jobs(v, s, err) < 0)
         return -1;
@@ -681,8 +681,7 @@ snapshot_opt_out_for(const struct snapshot *s, const char *ns)
 }
 
 const char *
-snapshot_job_type(const struct snapshot *s, const char *ns,
-                  const char *runtime)
+snapshot_job_type(const struct snapshot *s, const char *ns, const char *runtime)
 {
     const struct namespace_policy *n = namespace_find(s, ns);
 

@@ -12,9 +12,8 @@
 static bool
 plain_safe(const char *s)
 {
-    static const char *const words[] = {"true", "false", "null", "yes",
-                                        "no",   "on",    "off",  "y",
-                                        "n",    "~",     NULL};
+    static const char *const words[] = {
+        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", NULL};
 
     if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
         return false;
@@ -60,9 +59,9 @@ put_inject(struct strbuf *sb, const struct inject *in, const char *indent)
     strbuf_printf(sb,
                   "%sefa: %s\n%shostIPC: %s\n%sshm: %s\n%sipcLock: %s\n"
                   "%stolerations: %s\n%senv: %s\n",
-                  indent, yes_no(in->efa), indent, yes_no(in->host_ipc),
-                  indent, yes_no(in->shm), indent, yes_no(in->ipc_lock),
-                  indent, yes_no(in->tolerations), indent, yes_no(in->env));
+                  indent, yes_no(in->efa), indent, yes_no(in->host_ipc), indent,
+                  yes_no(in->shm), indent, yes_no(in->ipc_lock), indent,
+                  yes_no(in->tolerations), indent, yes_no(in->env));
 }
 
 static void
@@ -74,8 +73,7 @@ put_type(struct strbuf *sb, const struct instance_type *t)
     put_string(sb, t->accelerator);
     strbuf_puts(sb, "\n    resource: ");
     put_string(sb, t->resource);
-    strbuf_printf(sb, "\n    count: %d\n    memory: %s\n", t->count,
-                  t->memory);
+    strbuf_printf(sb, "\n    count: %d\n    memory: %s\n", t->count, t->memory);
     strbuf_printf(sb, "    interconnect: %s\n    nvlinkGBps: %d\n",
                   link_name(t->link), t->nvlink_gbps);
     strbuf_printf(sb, "    efa: %d\n    gpuDirectRDMA: %s\n", t->efa,

@@ -21,13 +21,13 @@ is_one_of(const char *s, const char *const *words)
 static bool
 read_number(const char *s, double *out)
 {
-    static const char *const inf[] = {".inf", ".Inf", ".INF", "+.inf",
+    static const char *const inf[] = {".inf",  ".Inf",  ".INF", "+.inf",
                                       "+.Inf", "+.INF", NULL};
     const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
     char *end;
 
-    if (is_one_of(s, inf) || is_one_of(digits, (const char *const[]){
-                                 ".nan", ".NaN", ".NAN", NULL}))
+    if (is_one_of(s, inf) ||
+        is_one_of(digits, (const char *const[]){".nan", ".NaN", ".NAN", NULL}))
         return false; /* JSON has no infinity or NaN: keep the text */
     if (strncmp(s, "0x", 2) == 0 || strncmp(s, "0o", 2) == 0) {
         errno = 0;
@@ -49,8 +49,7 @@ read_number(const char *s, double *out)
 static cJSON *
 scalar_to_json(const struct ynode *n)
 {
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL",
-                                        NULL};
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
     static const char *const trues[] = {"true", "True", "TRUE", NULL};
     static const char *const falses[] = {"false", "False", "FALSE", NULL};
     double v;
@@ -169,8 +168,8 @@ has_placeholder(const char *s)
 static bool
 is_shell_field(const char *key)
 {
-    static const char *const fields[] = {"command", "args", "env", "script",
-                                         "annotations", NULL};
+    static const char *const fields[] = {"command", "args",        "env",
+                                         "script",  "annotations", NULL};
     return is_one_of(key, fields);
 }
 

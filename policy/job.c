@@ -1,0 +1,256 @@
+/*
+ * job.c - see job.h. The job's pods are derived with expand(), pinned to
+ * the policy's instance type for the job's runtime or namespace when they
+ * pin none, and judged by the same rules as pods (judge.h), with the job's
+ * own shape: its numNodes, replicas and processes per pod.
+ */
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expand.h"
+#include "judge.h"
+#include "placement.h"
+#include "pod.h"
+#include "podbuild.h"
+#include "repack.h"
+#include "strbuf.h"
+
+#define ANNOTATION_SKIP "topogate.io/skip"
+#define LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
+
+bool
+job_kind(const char *group, const char *kind)
+{
+    if (strcmp(group, "trainer.kubeflow.org") == 0)
+        return strcmp(kind, "TrainJob") == 0;
+    return strcmp(group, "kubeflow.org") == 0 &&
+           (strcmp(kind, "PyTorchJob") == 0 || strcmp(kind, "MPIJob") == 0);
+}
+
+/* The worst finding over the job's GPU pods, and the pod it came from. */
+struct verdict_of_job {
+    struct finding worst;
+    struct workload w; /* of the worst pod */
+    bool any_gpu;
+    bool pinned;         /* some GPU pod lands on a known type */
+    const char *unknown; /* a pinned type not in the table */
+    bool skip;           /* a pod template asks to opt out */
+};
+
+/* The job's shape overrides what the pod alone can tell. */
+static void
+job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
+{
+    workload_read(pod, w);
+    w->owner = e->job.owner;
+    w->has_master = e->job.has_master;
+    w->elastic = e->job.elastic;
+    if (e->job.nodes > 0) {
+        w->pods = e->job.nodes;
+        w->pods_known = true;
+    }
+    w->procs = e->job.procs > 0 ? e->job.procs : (w->gpus > 0 ? w->gpus : 1);
+}
+
+/* Pins the pod to the policy's type for this job when it pins none. */
+static int
+pin_from_policy(const struct snapshot *s, const struct expansion *e,
+                const char *ns, cJSON *pod, struct placement *p)
+{
+    const char *type;
+
+    placement_read(s, pod, p);
+    if (p->pinned || (type = snapshot_job_type(s, ns, e->job.runtime)) == NULL)
+        return 0;
+    cJSON *sel = podbuild_object(podbuild_object(pod, "spec"), "nodeSelector");
+    if (sel == NULL || !cJSON_AddStringToObject(sel, LABEL_INSTANCE_TYPE, type))
+        return -1;
+    placement_read(s, pod, p);
+    return 0;
+}
+
+static int
+judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
+          struct verdict_of_job *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (size_t i = 0; i < e->n_groups; i++) {
+        cJSON *pod = e->groups[i].pod;
+        const char *skip = pod_annotation(pod, ANNOTATION_SKIP);
+        struct workload w;
+        struct placement p;
+        struct finding f;
+
+        job_workload(e, pod, &w);
+        if (!w.any_gpu || w.launcher || w.bad_value)
+            continue;
+        v->any_gpu = true;
+        v->skip = v->skip || (skip && strcmp(skip, "true") == 0);
+        if (pin_from_policy(s, e, ns, pod, &p) < 0)
+            return -1;
+        if (p.unknown && !v->unknown)
+            v->unknown = p.unknown;
+        if (p.n_types == 0 || p.unknown)
+            continue;
+        v->pinned = true;
+        judge_all(s, &w, &p, &f);
+        if (f.sev > v->worst.sev || v->worst.type == NULL) {
+            finding_free(&v->worst);
+            v->worst = f;
+            v->w = w;
+        } else {
+            finding_free(&f);
+        }
+    }
+    return 0;
+}
+
+static int
+set_reason(struct decision *d, const char *reason)
+{
+    free(d->reason);
+    return (d->reason = strdup(reason)) ? 0 : -1;
+}
+
+/* The finding as reason and fix, and as the deny message (parts joined). */
+static int
+take_finding(struct decision *d, const struct finding *f, bool deny,
+             const char *extra)
+{
+    struct strbuf sb = {0};
+    char *msg;
+    int rc = 0;
+
+    free(d->fix);
+    d->fix = finding_fix(f);
+    if (set_reason(d, f->parts[0].buf ? f->parts[0].buf : "") < 0)
+        return -1;
+    for (size_t i = 0; i < f->n_parts; i++)
+        strbuf_printf(&sb, "%s%s", i ? "; " : "",
+                      f->parts[i].buf ? f->parts[i].buf : "");
+    if (extra)
+        strbuf_printf(&sb, "; %s", extra);
+    if ((msg = strbuf_take(&sb)) == NULL)
+        return -1;
+    if (deny)
+        rc = decision_deny(d, "%s", msg);
+    else
+        for (size_t i = 0; i < f->n_parts && rc == 0; i++)
+            rc = decision_warn(d, "%s", f->parts[i].buf ? f->parts[i].buf : "");
+    if (!deny && extra && rc == 0)
+        rc = decision_warn(d, "%s", extra);
+    free(msg);
+    return rc;
+}
+
+/* A fragmented job: repack it when allowed and safe, else refuse it. */
+static int
+fragmented(const struct snapshot *s, const struct admission *req,
+           const struct expansion *e, struct verdict_of_job *v, enum mode mode,
+           struct decision *d)
+{
+    char why[160] = "", extra[200] = "";
+    const struct instance_type *t = v->worst.type;
+    bool create = strcmp(req->operation, "CREATE") == 0;
+    int rc = 0;
+
+    d->judged = VERDICT_DENY;
+    if (s->repack && v->worst.fragmented && mode != MODE_AUDIT && create) {
+        rc = repack_job(req->object, e, v->w.gpus, workload_world(&v->w), t, d,
+                        why, sizeof(why));
+        if (rc < 0)
+            return -1;
+        if (rc == 1) {
+            d->verdict = d->judged = VERDICT_PATCH;
+            free(d->fix);
+            d->fix = finding_fix(&v->worst);
+            return set_reason(d, "repacked to whole nodes") < 0 ||
+                           d->fix == NULL
+                       ? -1
+                       : 0;
+        }
+        snprintf(extra, sizeof(extra), "not repacked: %s", why);
+    }
+    if (mode == MODE_ENFORCE)
+        return take_finding(d, &v->worst, true, extra[0] ? extra : NULL);
+    d->verdict = VERDICT_WARN;
+    return take_finding(d, &v->worst, false, extra[0] ? extra : NULL);
+}
+
+/* An UPDATE that leaves the spec alone (labels, finalizers) is not ours. */
+static bool
+spec_unchanged(const struct admission *req)
+{
+    const cJSON *now = cJSON_GetObjectItemCaseSensitive(req->object, "spec");
+    const cJSON *was =
+        cJSON_GetObjectItemCaseSensitive(req->old_object, "spec");
+
+    return strcmp(req->operation, "UPDATE") == 0 && was &&
+           cJSON_Compare(now, was, true);
+}
+
+int
+decide_job(const struct snapshot *s, const struct admission *req,
+           struct decision *d)
+{
+    enum mode mode = snapshot_mode_for(s, req->namespace);
+    struct expansion e;
+    struct verdict_of_job v = {0};
+    int rc = -1;
+
+    if ((strcmp(req->operation, "CREATE") != 0 &&
+         strcmp(req->operation, "UPDATE") != 0) ||
+        !cJSON_IsObject(req->object) || spec_unchanged(req))
+        return 0;
+    if (expand(req->object, NULL, &e) < 0 ||
+        judge_job(s, &e, req->namespace, &v) < 0)
+        goto out;
+    rc = 0;
+    if (e.skipped || !v.any_gpu)
+        goto out;
+    d->mode = mode_name(mode);
+    d->instance_type = v.worst.type ? v.worst.type->name : "unknown";
+    d->verdict = d->judged = VERDICT_ALLOW;
+    if (v.skip && snapshot_opt_out_for(s, req->namespace)) {
+        rc = set_reason(d, "opted out with " ANNOTATION_SKIP);
+        goto out;
+    }
+    if (!v.pinned && v.unknown) {
+        rc = decision_warn(d,
+                           "instance type '%s' is not in topogate's table: "
+                           "no topology check",
+                           v.unknown) < 0 ||
+                     set_reason(d, "instance type not in the table") < 0
+                 ? -1
+                 : 0;
+        goto out;
+    }
+    if (!v.pinned) {
+        /* The runtime may well pin it: its pods are checked when created. */
+        rc = decision_warn(d, "no instance type known for this job (pod "
+                              "template, runtime patches or policy "
+                              "jobs.runtimes): its pods are checked as they "
+                              "are created") < 0 ||
+                     set_reason(d, "instance type not known at job level") < 0
+                 ? -1
+                 : 0;
+        goto out;
+    }
+    if (v.worst.sev == SEV_HARD)
+        rc = fragmented(s, req, &e, &v, mode, d);
+    else if (v.worst.sev == SEV_SOFT)
+        rc = take_finding(d, &v.worst, false, NULL);
+    else
+        rc = set_reason(d, "whole-node layout");
+    if (rc == 0 && mode == MODE_AUDIT && d->judged == VERDICT_DENY &&
+        s->repack && v.worst.fragmented)
+        rc = decision_warn(d, "audit: jobs.repack is on; enforce would try "
+                              "to repack this job");
+out:
+    finding_free(&v.worst);
+    expansion_free(&e);
+    return rc;
+}
