@@ -134,6 +134,7 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
         return snprintf(msg, size, "'request.dryRun' is not a boolean"), -1;
     req->dry_run = cJSON_IsTrue(dry);
     req->object = cJSON_GetObjectItemCaseSensitive(r, "object");
+    req->old_object = cJSON_GetObjectItemCaseSensitive(r, "oldObject");
     /* DELETE sends a null object; CREATE and UPDATE always send one. */
     if ((strcmp(req->operation, "CREATE") == 0 ||
          strcmp(req->operation, "UPDATE") == 0) &&
