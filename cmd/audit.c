@@ -1,19 +1,25 @@
 /*
- * audit.c - `topogate audit --review -`: one AdmissionReview on stdin, the
- * response on stdout, through review_respond() exactly as `serve` does.
+ * audit.c - `topogate audit`: manifests (files, directories, stdin) judged
+ * by the engine the webhook uses, as a report; or `--review -`, one
+ * AdmissionReview on stdin answered through review_respond() exactly as
+ * `serve` answers it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd/audit.h"
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
 #include "webhook/review.h"
 
-/* Exit statuses: a response was written, usage, unreadable input. */
-enum { AUDIT_OK = 0, AUDIT_USAGE = 2 };
+/* Exit statuses: nothing at or above --fail-on, something is, usage or
+ * unreadable input. */
+enum { AUDIT_OK = 0, AUDIT_FAIL = 1, AUDIT_USAGE = 2 };
 
 static int
 review_stdin(const struct snapshot *s)
@@ -39,48 +45,188 @@ review_stdin(const struct snapshot *s)
     return status;
 }
 
-int
-cmd_audit(int argc, char **argv)
+static const char audit_usage[] =
+    "usage: topogate audit [--policy FILE] [--mode enforce|warn|audit]\n"
+    "                      [-o text|json] [--fail-on deny|warn|never]\n"
+    "                      [--with-pods] PATH... | -\n"
+    "       topogate audit --review - [--policy FILE] [--mode MODE]\n"
+    "\n"
+    "PATH is a YAML or JSON file (multi-document, kind: List), a directory\n"
+    "(searched for *.yaml *.yml *.json) or - for stdin. Exit status: 0\n"
+    "nothing at or above --fail-on (default deny), 1 something is, 2 usage\n"
+    "or unreadable input. --review - answers one AdmissionReview on stdin\n"
+    "exactly as `serve` would.\n";
+
+struct audit_opts {
+    const char *review, *policy, *mode;
+    bool json, with_pods;
+    enum audit_outcome fail_on; /* OUTCOME_SKIPPED: never */
+};
+
+static int
+parse_fail_on(const char *word, enum audit_outcome *out)
+{
+    if (strcmp(word, "deny") == 0)
+        *out = OUTCOME_DENY;
+    else if (strcmp(word, "warn") == 0)
+        *out = OUTCOME_WARN;
+    else if (strcmp(word, "never") == 0)
+        *out = OUTCOME_SKIPPED;
+    else
+        return -1;
+    return 0;
+}
+
+/* Runtimes first: a TrainJob may come before the runtime it names. */
+static int
+collect_runtimes(const struct audit_input *in, struct runtimes *rt)
+{
+    rt->n = 0;
+    if ((rt->items = calloc(in->n_docs + 1, sizeof(*rt->items))) == NULL)
+        return -1;
+    for (size_t i = 0; i < in->n_docs; i++)
+        if (in->docs[i].object && expand_is_runtime(in->docs[i].object))
+            rt->items[rt->n++] = in->docs[i].object;
+    return 0;
+}
+
+static int
+evaluate(const struct snapshot *s, struct audit_input *in)
+{
+    struct runtimes rt;
+    int rc = 0;
+
+    if (collect_runtimes(in, &rt) < 0)
+        return -1;
+    for (size_t i = 0; i < in->n_docs && rc == 0; i++) {
+        struct audit_doc *d = &in->docs[i];
+        if (d->object == NULL)
+            continue;
+        d->evaluated = true;
+        rc = audit_object(s, d->object, &rt, &d->item);
+    }
+    free(rt.items);
+    return rc;
+}
+
+/* Errors and mistakes count as warnings: CI should not pass them quietly. */
+static bool
+fails(const struct audit_summary *sum, enum audit_outcome fail_on)
+{
+    if (fail_on == OUTCOME_SKIPPED)
+        return false;
+    for (int o = fail_on; o <= OUTCOME_DENY; o++)
+        if (sum->by_outcome[o] > 0)
+            return true;
+    return fail_on <= OUTCOME_WARN && (sum->mistakes > 0 || sum->errors > 0);
+}
+
+static int
+audit_paths(const struct snapshot *s, const struct audit_opts *o,
+            char *const *paths, size_t n)
+{
+    struct audit_input in;
+    struct audit_summary sum;
+    int read = audit_input_read(&in, paths, n), status;
+
+    if (read == -2 || evaluate(s, &in) < 0) {
+        fprintf(stderr, "topogate audit: out of memory\n");
+        audit_input_free(&in);
+        return AUDIT_USAGE;
+    }
+    audit_summarise(&in, &sum);
+    if (o->json) {
+        if (audit_write_json(stdout, &in, &sum, s->origin, o->with_pods) < 0)
+            fprintf(stderr, "topogate audit: out of memory\n");
+    } else {
+        const char *no_colour = getenv("NO_COLOR");
+        audit_write_text(stdout, &in, &sum,
+                         isatty(STDOUT_FILENO) &&
+                             (no_colour == NULL || *no_colour == '\0'));
+    }
+    status = read < 0                  ? AUDIT_USAGE
+             : fails(&sum, o->fail_on) ? AUDIT_FAIL
+                                       : AUDIT_OK;
+    audit_input_free(&in);
+    return status;
+}
+
+static int
+parse_options(int argc, char **argv, struct audit_opts *o)
 {
     static const struct option options[] = {
         {"review", required_argument, NULL, 'r'},
         {"policy", required_argument, NULL, 'p'},
         {"mode", required_argument, NULL, 'm'},
+        {"output", required_argument, NULL, 'o'},
+        {"fail-on", required_argument, NULL, 'f'},
+        {"with-pods", no_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *review = NULL, *policy = NULL, *mode = NULL;
-    struct snapshot *s;
-    int c, status;
+    int c;
 
+    memset(o, 0, sizeof(*o));
+    o->fail_on = OUTCOME_DENY;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
         switch (c) {
         case 'r':
-            review = optarg;
+            o->review = optarg;
             break;
         case 'p':
-            policy = optarg;
+            o->policy = optarg;
             break;
         case 'm':
-            mode = optarg;
+            o->mode = optarg;
+            break;
+        case 'o':
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "topogate audit: -o takes text or json\n");
+                return -1;
+            }
+            o->json = strcmp(optarg, "json") == 0;
+            break;
+        case 'f':
+            if (parse_fail_on(optarg, &o->fail_on) < 0) {
+                fprintf(stderr, "topogate audit: --fail-on takes deny, warn "
+                                "or never\n");
+                return -1;
+            }
+            break;
+        case 'w':
+            o->with_pods = true;
             break;
         case 'h':
-            puts("usage: topogate audit --review - [--policy FILE] "
-                 "[--mode enforce|warn|audit]");
-            return AUDIT_OK;
+            fputs(audit_usage, stdout);
+            return 1;
         default:
-            return AUDIT_USAGE;
+            fputs(audit_usage, stderr);
+            return -1;
         }
     }
-    if (review == NULL || strcmp(review, "-") != 0 || optind != argc) {
-        fprintf(stderr, "usage: topogate audit --review - [--policy FILE] "
-                        "[--mode enforce|warn|audit]\n");
+    return 0;
+}
+
+int
+cmd_audit(int argc, char **argv)
+{
+    struct audit_opts o;
+    struct snapshot *s;
+    int rc = parse_options(argc, argv, &o), status;
+
+    if (rc != 0)
+        return rc > 0 ? AUDIT_OK : AUDIT_USAGE;
+    if (o.review ? strcmp(o.review, "-") != 0 || optind != argc
+                 : optind == argc) {
+        fputs(audit_usage, stderr);
         return AUDIT_USAGE;
     }
-    if ((s = cmd_load_policy(policy, mode)) == NULL)
+    if ((s = cmd_load_policy(o.policy, o.mode)) == NULL)
         return AUDIT_USAGE;
-    status = review_stdin(s);
+    status = o.review
+                 ? review_stdin(s)
+                 : audit_paths(s, &o, argv + optind, (size_t)(argc - optind));
     snapshot_unref(s);
     return status;
 }

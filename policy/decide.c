@@ -59,40 +59,18 @@ deny_finding(struct decision *d, const struct finding *f)
     return rc;
 }
 
-/* Which fields a set of ops touches, for people reading an audit. */
+/* Audit mode's account of the patch it did not make. */
 static int
 summarise_ops(struct decision *d)
 {
-    static const struct {
-        const char *needle, *field;
-    } fields[] = {
-        {"/hostIPC", "hostIPC"},         {"/volumes", "/dev/shm"},
-        {"/volumeMounts", "/dev/shm"},   {"securityContext", "IPC_LOCK"},
-        {"/env", "env"},                 {"vpc.amazonaws.com~1efa", "EFA"},
-        {"nvidia.com~1gpu", "GPUs"},     {"/tolerations", "tolerations"},
-    };
-    struct strbuf sb = {0};
-    const char *seen[8];
-    size_t n_seen = 0;
-    char *text;
+    char *fields = decision_fields(d);
     int rc;
 
-    for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
-        bool hit = false, dup = false;
-        for (size_t i = 0; i < d->n_ops && !hit; i++)
-            hit = strstr(d->ops[i].path, fields[f].needle) != NULL;
-        for (size_t k = 0; k < n_seen; k++)
-            dup = dup || strcmp(seen[k], fields[f].field) == 0;
-        if (!hit || dup)
-            continue;
-        strbuf_printf(&sb, "%s%s", n_seen ? ", " : "", fields[f].field);
-        seen[n_seen++] = fields[f].field;
-    }
-    if ((text = strbuf_take(&sb)) == NULL)
+    if (fields == NULL)
         return -1;
     rc = decision_warn(d, "audit: would patch %zu field%s (%s)", d->n_ops,
-                       d->n_ops == 1 ? "" : "s", text);
-    free(text);
+                       d->n_ops == 1 ? "" : "s", fields);
+    free(fields);
     return rc;
 }
 
@@ -150,6 +128,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         d->instance_type = "unknown";
     }
     judge_all(s, w, &p, &worst);
+    d->finding = worst.sev != SEV_OK;
     if (worst.sev == SEV_HARD && mode == MODE_ENFORCE) {
         /* Nothing is patched on a denied pod. */
         drop_ops(d);

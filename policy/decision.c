@@ -188,3 +188,44 @@ decision_add_at(struct decision *d, cJSON *value, const char *prefix,
     free(path);
     return rc;
 }
+
+char *
+decision_fields(const struct decision *d)
+{
+    static const struct {
+        const char *needle, *field;
+    } fields[] = {
+        {"/hostIPC", "hostIPC"},
+        {"/volumes", "/dev/shm"},
+        {"/volumeMounts", "/dev/shm"},
+        {"securityContext", "IPC_LOCK"},
+        {"/env", "env"},
+        {"vpc.amazonaws.com~1efa", "EFA"},
+        {"nvidia.com~1gpu", "GPUs"},
+        {"/tolerations", "tolerations"},
+        {"/numNodes", "numNodes"},
+        {"/replicas", "replicas"},
+        {"/numProcPerNode", "numProcPerNode"},
+        {"/nprocPerNode", "nprocPerNode"},
+        {"/slotsPerWorker", "slotsPerWorker"},
+        {"/metadata/annotations", "annotation"},
+    };
+    enum { N_FIELDS = sizeof(fields) / sizeof(fields[0]) };
+    struct strbuf sb = {0};
+    const char *seen[N_FIELDS];
+    size_t n_seen = 0;
+
+    strbuf_puts(&sb, "");
+    for (size_t f = 0; f < N_FIELDS; f++) {
+        bool hit = false, dup = false;
+        for (size_t i = 0; i < d->n_ops && !hit; i++)
+            hit = strstr(d->ops[i].path, fields[f].needle) != NULL;
+        for (size_t k = 0; k < n_seen; k++)
+            dup = dup || strcmp(seen[k], fields[f].field) == 0;
+        if (!hit || dup)
+            continue;
+        strbuf_printf(&sb, "%s%s", n_seen ? ", " : "", fields[f].field);
+        seen[n_seen++] = fields[f].field;
+    }
+    return strbuf_take(&sb);
+}

@@ -46,6 +46,7 @@ struct decision {
     const char *mode;     /* the mode that applied */
     char *reason;         /* one line for the audit annotation */
     char *fix;            /* what to change instead, one line, or NULL */
+    bool finding;         /* a layout or instance-type problem was found */
     const char *instance_type; /* a table row's name, "unknown" or "" */
     char **warnings;
     size_t n_warnings;
@@ -72,6 +73,10 @@ int decision_add_at(struct decision *d, cJSON *value, const char *prefix,
 /* Replaces message and reason; printf-style. 0 or -1. */
 int decision_deny(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The fields the ops touch, for people: "hostIPC, /dev/shm, env". Owned;
+ * NULL out of memory. */
+char *decision_fields(const struct decision *d);
 
 const char *verdict_name(enum verdict v);
 

@@ -165,6 +165,7 @@ fragmented(const struct snapshot *s, const struct admission *req,
             return -1;
         if (rc == 1) {
             d->verdict = d->judged = VERDICT_PATCH;
+            d->finding = false; /* the repack resolved it */
             free(d->fix);
             d->fix = finding_fix(&v->worst);
             return set_reason(d, "repacked to whole nodes") < 0 ||
@@ -218,6 +219,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
         rc = set_reason(d, "opted out with " ANNOTATION_SKIP);
         goto out;
     }
+    d->finding = !v.pinned || v.worst.sev != SEV_OK;
     if (!v.pinned && v.unknown) {
         rc = decision_warn(d,
                            "instance type '%s' is not in topogate's table: "
@@ -230,10 +232,8 @@ decide_job(const struct snapshot *s, const struct admission *req,
     }
     if (!v.pinned) {
         /* The runtime may well pin it: its pods are checked when created. */
-        rc = decision_warn(d, "no instance type known for this job (pod "
-                              "template, runtime patches or policy "
-                              "jobs.runtimes): its pods are checked as they "
-                              "are created") < 0 ||
+        rc = decision_warn(d, "no instance type known for this job: its "
+                              "pods are checked as they are created") < 0 ||
                      set_reason(d, "instance type not known at job level") < 0
                  ? -1
                  : 0;

@@ -164,34 +164,59 @@ has_placeholder(const char *s)
     return false;
 }
 
-/* Where "$X" belongs to a shell or to Kubernetes' $(X) expansion. */
+/*
+ * The fields the decision reads: a placeholder under one of them leaves
+ * nothing to judge. One elsewhere (an image, a name, a command) does not
+ * change the decision, and "$X" in commands is for the shell anyway.
+ */
 static bool
-is_shell_field(const char *key)
+is_decisive_field(const char *key)
 {
-    static const char *const fields[] = {"command", "args",        "env",
-                                         "script",  "annotations", NULL};
+    static const char *const fields[] = {"apiVersion",
+                                         "kind",
+                                         "labels",
+                                         "replicas",
+                                         "parallelism",
+                                         "numNodes",
+                                         "numProcPerNode",
+                                         "nprocPerNode",
+                                         "slotsPerWorker",
+                                         "minReplicas",
+                                         "maxReplicas",
+                                         "resources",
+                                         "resourcesPerNode",
+                                         "nodeSelector",
+                                         "affinity",
+                                         "hostIPC",
+                                         NULL};
     return is_one_of(key, fields);
 }
 
 static const struct ynode *
-find(const struct ynode *n, char *path, size_t path_len, size_t used)
+find(const struct ynode *n, char *path, size_t path_len, size_t used,
+     bool decisive)
 {
     if (n->kind == YNODE_SCALAR)
-        return has_placeholder(n->scalar) ? n : NULL;
+        return decisive && has_placeholder(n->scalar) ? n : NULL;
     for (size_t i = 0; i < n->n_items; i++) {
         const struct ynode *child = n->items[i];
+        bool under = decisive;
         size_t len = used;
 
         if (n->kind == YNODE_MAP) {
             const struct ynode *key = child;
             if (i % 2 == 0) {
-                if (key->kind == YNODE_SCALAR && has_placeholder(key->scalar))
+                if (decisive && key->kind == YNODE_SCALAR &&
+                    has_placeholder(key->scalar))
                     return key; /* a templated key: the path stops here */
                 continue;
             }
             key = n->items[i - 1];
-            if (key->kind != YNODE_SCALAR || is_shell_field(key->scalar))
+            if (key->kind != YNODE_SCALAR ||
+                strcmp(key->scalar, "command") == 0 ||
+                strcmp(key->scalar, "args") == 0)
                 continue;
+            under = under || is_decisive_field(key->scalar);
             len += (size_t)snprintf(path + used, path_len - used, "%s%s",
                                     used ? "." : "", key->scalar);
         } else {
@@ -199,7 +224,7 @@ find(const struct ynode *n, char *path, size_t path_len, size_t used)
         }
         if (len >= path_len)
             len = path_len - 1;
-        const struct ynode *hit = find(child, path, path_len, len);
+        const struct ynode *hit = find(child, path, path_len, len, under);
         if (hit)
             return hit;
         path[used] = '\0';
@@ -213,5 +238,5 @@ yaml_find_placeholder(const struct ynode *doc, char *path, size_t path_len)
     if (path_len == 0)
         return NULL;
     path[0] = '\0';
-    return find(doc, path, path_len, 0);
+    return find(doc, path, path_len, 0, false);
 }

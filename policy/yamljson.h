@@ -26,10 +26,9 @@
 cJSON *yaml_to_json(const struct ynode *n, struct load_error *err);
 
 /*
- * The first scalar that is an unrendered template placeholder ("${X}",
- * "$X", "{{ x }}") where Kubernetes reads a value, or NULL. Commands,
- * args and env values are skipped: "$X" there is for the shell or for
- * Kubernetes' own $(X) expansion. *path gets the field ("spec.replicas").
+ * The first unrendered template placeholder ("${X}", "$X", "{{ x }}") in
+ * a field the decision reads (replicas, resources, nodeSelector, labels,
+ * process counts...), or NULL. *path gets the field ("spec.replicas").
  */
 const struct ynode *yaml_find_placeholder(const struct ynode *doc, char *path,
                                           size_t path_len);

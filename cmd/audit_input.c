@@ -1,0 +1,354 @@
+/*
+ * audit_input.c - files, directories and stdin into documents. Each YAML
+ * document is parsed on its own, so that one broken document (a Jinja
+ * line, a placeholder) is reported and the others are still audited.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/audit.h"
+#include "cmd/cmd.h"
+#include "policy/pod.h"
+#include "policy/yamljson.h"
+
+/* Directories nest no deeper than this (a symlink loop ends here). */
+#define WALK_DEPTH 32
+
+static int
+add_file(struct audit_input *in, const char *path)
+{
+    char **files = realloc(in->files, (in->n_files + 1) * sizeof(*files));
+
+    if (files == NULL)
+        return -2;
+    in->files = files;
+    if ((in->files[in->n_files] = strdup(path)) == NULL)
+        return -2;
+    in->n_files++;
+    return 0;
+}
+
+static struct audit_doc *
+new_doc(struct audit_input *in, int line)
+{
+    struct audit_doc *d =
+        realloc(in->docs, (in->n_docs + 1) * sizeof(*in->docs));
+
+    if (d == NULL)
+        return NULL;
+    in->docs = d;
+    d = &in->docs[in->n_docs++];
+    memset(d, 0, sizeof(*d));
+    d->file = in->n_files - 1;
+    d->line = line;
+    return d;
+}
+
+static int __attribute__((format(printf, 3, 4)))
+add_error(struct audit_input *in, int line, const char *fmt, ...)
+{
+    struct audit_doc *d = new_doc(in, line);
+    va_list ap;
+    int n;
+
+    if (d == NULL)
+        return -2;
+    va_start(ap, fmt);
+    n = vasprintf(&d->error, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        d->error = NULL;
+        in->n_docs--;
+        return -2;
+    }
+    return 0;
+}
+
+/* Takes obj. Lists (kubectl get -o yaml) and AdmissionReviews unwrap. */
+static int
+add_object(struct audit_input *in, int line, cJSON *obj)
+{
+    const char *kind = json_string(obj, "kind");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(obj, "items");
+    size_t klen = kind ? strlen(kind) : 0;
+    struct audit_doc *d;
+
+    if (cJSON_IsNull(obj)) { /* an empty document */
+        cJSON_Delete(obj);
+        return 0;
+    }
+    if (!cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return add_error(in, line, "not a Kubernetes object (a %s)",
+                         cJSON_IsArray(obj) ? "list" : "scalar");
+    }
+    if (klen >= 4 && strcmp(kind + klen - 4, "List") == 0 &&
+        cJSON_IsArray(items)) {
+        cJSON *item;
+        while ((item = cJSON_DetachItemFromArray(
+                    cJSON_GetObjectItemCaseSensitive(obj, "items"), 0))) {
+            int rc = add_object(in, line, item);
+            if (rc < 0) {
+                cJSON_Delete(obj);
+                return rc;
+            }
+        }
+        cJSON_Delete(obj);
+        return 0;
+    }
+    if (kind && strcmp(kind, "AdmissionReview") == 0) {
+        cJSON *req = cJSON_GetObjectItemCaseSensitive(obj, "request");
+        cJSON *o = cJSON_DetachItemFromObjectCaseSensitive(req, "object");
+        cJSON_Delete(obj);
+        if (o == NULL)
+            return add_error(in, line,
+                             "an AdmissionReview without "
+                             "request.object");
+        return add_object(in, line, o);
+    }
+    if ((d = new_doc(in, line)) == NULL) {
+        cJSON_Delete(obj);
+        return -2;
+    }
+    d->object = obj;
+    return 0;
+}
+
+static int
+line_at(const char *buf, size_t offset)
+{
+    int line = 1;
+
+    for (size_t i = 0; i < offset; i++)
+        line += buf[i] == '\n';
+    return line;
+}
+
+static int
+read_json(struct audit_input *in, const char *buf, size_t len)
+{
+    const char *end = NULL;
+    cJSON *obj = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+
+    if (obj == NULL)
+        return add_error(in, line_at(buf, end ? (size_t)(end - buf) : 0),
+                         "invalid JSON");
+    return add_object(in, 1, obj);
+}
+
+static int
+read_yaml_doc(struct audit_input *in, const struct ynode *doc, int offset)
+{
+    struct load_error err;
+    char path[256];
+    const struct ynode *ph;
+    cJSON *obj = yaml_to_json(doc, &err);
+
+    if (obj == NULL)
+        return add_error(in, offset + err.line, "%s", err.message);
+    /* After yaml_to_json(): it bounds what aliases expand to. */
+    if ((ph = yaml_find_placeholder(doc, path, sizeof(path))) != NULL) {
+        cJSON_Delete(obj);
+        return add_error(in, offset + ph->line,
+                         "%s is '%.60s', an unrendered template "
+                         "placeholder: render the template first",
+                         path[0] ? path : "a key", ph->scalar);
+    }
+    return add_object(in, offset + doc->line, obj);
+}
+
+/* One "---"-separated chunk; first_line counts from 1. */
+static int
+read_yaml_chunk(struct audit_input *in, const char *chunk, size_t len,
+                int first_line)
+{
+    struct load_error err;
+    struct ytree *t = ytree_parse(chunk, len, &err);
+    int rc = 0;
+
+    if (t == NULL)
+        return add_error(in, first_line - 1 + err.line, "invalid YAML: %s",
+                         err.message);
+    for (size_t i = 0; i < t->n_docs && rc == 0; i++)
+        rc = read_yaml_doc(in, t->docs[i], first_line - 1);
+    ytree_free(t);
+    return rc;
+}
+
+static bool
+is_separator(const char *line, const char *end)
+{
+    return end - line >= 3 && memcmp(line, "---", 3) == 0 &&
+           (end - line == 3 || isspace((unsigned char)line[3]));
+}
+
+static int
+read_yaml(struct audit_input *in, const char *buf, size_t len)
+{
+    const char *end = buf + len, *chunk = buf, *p = buf;
+    int line = 1, chunk_line = 1, rc = 0;
+
+    while (p < end && rc == 0) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        if (p != chunk && is_separator(p, eol)) {
+            rc = read_yaml_chunk(in, chunk, (size_t)(p - chunk), chunk_line);
+            chunk = p;
+            chunk_line = line;
+        }
+        p = nl ? nl + 1 : end;
+        line++;
+    }
+    if (rc == 0 && chunk < end)
+        rc = read_yaml_chunk(in, chunk, (size_t)(end - chunk), chunk_line);
+    return rc;
+}
+
+static int
+read_buffer(struct audit_input *in, const char *buf, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    if (i < len && (buf[i] == '{' || buf[i] == '['))
+        return read_json(in, buf, len);
+    return read_yaml(in, buf, len);
+}
+
+static int
+read_one(struct audit_input *in, const char *path)
+{
+    size_t len;
+    char *buf;
+    int rc;
+
+    buf = strcmp(path, "-") == 0 ? cmd_read_stream(stdin, &len)
+                                 : cmd_read_file(path, &len);
+    if (buf == NULL) {
+        fprintf(stderr, "topogate audit: %s: %s\n",
+                strcmp(path, "-") == 0 ? "stdin" : path, strerror(errno));
+        return -1;
+    }
+    if ((rc = add_file(in, path)) == 0)
+        rc = read_buffer(in, buf, len);
+    free(buf);
+    return rc;
+}
+
+static bool
+wanted(const char *name)
+{
+    static const char *const exts[] = {".yaml", ".yml", ".json"};
+    size_t n = strlen(name);
+
+    for (size_t i = 0; i < 3; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(name + n - e, exts[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_path(struct audit_input *in, const char *path, int depth);
+
+/* A directory's entries in name order, so reports are stable. */
+static int
+read_dir(struct audit_input *in, const char *path, int depth)
+{
+    DIR *dir = opendir(path);
+    struct dirent *ent;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    if (dir == NULL) {
+        fprintf(stderr, "topogate audit: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    while ((ent = readdir(dir)) != NULL) {
+        char **grown;
+        if (ent->d_name[0] == '.')
+            continue;
+        if ((grown = realloc(names, (n + 1) * sizeof(*names))) == NULL ||
+            asprintf(&grown[n], "%s/%s", path, ent->d_name) < 0) {
+            names = grown ? grown : names;
+            rc = -2;
+            break;
+        }
+        names = grown;
+        n++;
+    }
+    closedir(dir);
+    if (rc == 0 && n > 0)
+        qsort(names, n, sizeof(*names), by_name);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        int r = 0;
+        if (rc > -2 && stat(names[i], &st) == 0 &&
+            (S_ISDIR(st.st_mode) || wanted(names[i])))
+            r = read_path(in, names[i], depth + 1);
+        if (r < rc)
+            rc = r;
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static int
+read_path(struct audit_input *in, const char *path, int depth)
+{
+    struct stat st;
+
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (depth >= WALK_DEPTH) {
+            fprintf(stderr, "topogate audit: %s: nested too deep\n", path);
+            return -1;
+        }
+        return read_dir(in, path, depth);
+    }
+    return read_one(in, path);
+}
+
+int
+audit_input_read(struct audit_input *in, char *const *paths, size_t n)
+{
+    int rc = 0;
+
+    memset(in, 0, sizeof(*in));
+    for (size_t i = 0; i < n && rc > -2; i++) {
+        int r = read_path(in, paths[i], 0);
+        if (r < rc)
+            rc = r;
+    }
+    return rc;
+}
+
+void
+audit_input_free(struct audit_input *in)
+{
+    for (size_t i = 0; i < in->n_docs; i++) {
+        if (in->docs[i].evaluated)
+            audit_item_free(&in->docs[i].item);
+        cJSON_Delete(in->docs[i].object);
+        free(in->docs[i].error);
+    }
+    free(in->docs);
+    for (size_t i = 0; i < in->n_files; i++)
+        free(in->files[i]);
+    free(in->files);
+    memset(in, 0, sizeof(*in));
+}

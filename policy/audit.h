@@ -1,0 +1,55 @@
+/*
+ * audit.h - one workload object judged as the cluster would judge it:
+ * the job itself (job kinds), and each kind of pod it creates, through
+ * decide(); plus the manifest mistakes of lint.h. No I/O.
+ */
+#ifndef TOPOGATE_AUDIT_H
+#define TOPOGATE_AUDIT_H
+
+#include <stdbool.h>
+
+#include "decision.h"
+#include "expand.h"
+#include "lint.h"
+#include "snapshot.h"
+
+/* What the audit says of a workload, worst first when compared. */
+enum audit_outcome {
+    OUTCOME_SKIPPED,
+    OUTCOME_ALLOW,
+    OUTCOME_PATCH,
+    OUTCOME_WARN,
+    OUTCOME_DENY,
+};
+
+struct audit_pod {
+    const struct pod_group *group; /* borrowed from the item's expansion */
+    struct decision d;
+    const char *ignored; /* why decide() left it alone, or NULL */
+};
+
+struct audit_item {
+    struct expansion e;
+    bool has_job;        /* a job kind: job holds its job-level decision */
+    struct decision job;
+    struct audit_pod *pods;
+    size_t n_pods;
+    struct lint mistakes;
+    enum audit_outcome outcome;
+};
+
+/*
+ * Fills *out from obj (borrowed; it must outlive *out). rt: runtimes in
+ * the same input, or NULL. 0, or -1 out of memory (free *out anyway).
+ */
+int audit_object(const struct snapshot *s, const cJSON *obj,
+                 const struct runtimes *rt, struct audit_item *out);
+
+void audit_item_free(struct audit_item *it);
+
+const char *outcome_name(enum audit_outcome o);
+
+/* The outcome a decision stands for. */
+enum audit_outcome outcome_of(const struct decision *d);
+
+#endif

@@ -1,0 +1,224 @@
+/* lint.c - see lint.h. */
+#include "lint.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch.h"
+#include "pod.h"
+
+#define RESOURCE_NEURON "aws.amazon.com/neuron"
+
+/* Adds a line unless the same one is there (Master and Worker repeat). */
+static int __attribute__((format(printf, 2, 3)))
+note(struct lint *l, const char *fmt, ...)
+{
+    char *line, **lines;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->lines[i], line) == 0) {
+            free(line);
+            return 0;
+        }
+    }
+    if ((lines = realloc(l->lines, (l->n + 1) * sizeof(*lines))) == NULL) {
+        free(line);
+        return -1;
+    }
+    l->lines = lines;
+    l->lines[l->n++] = line;
+    return 0;
+}
+
+static const cJSON *
+get(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* Extended resources: a domain-prefixed name outside kubernetes.io. */
+static bool
+is_extended(const char *name)
+{
+    const char *slash = strchr(name, '/');
+    return slash && !strstr(name, "kubernetes.io/") &&
+           strncmp(name, "hugepages-", 10) != 0;
+}
+
+static int
+lint_resources(const cJSON *c, const char *cname, struct lint *l)
+{
+    const cJSON *res = get(c, "resources");
+    const cJSON *limits = get(res, "limits"), *kv;
+
+    for (int m = 0; m < 2; m++) {
+        cJSON_ArrayForEach(kv, get(res, m ? "requests" : "limits"))
+        {
+            const char *k = kv->string;
+            if (strcmp(k, "nvidia.com") == 0 ||
+                (!strchr(k, '/') && strstr(k, "gpu")))
+                if (note(l,
+                         "container '%s': resource '%s' is not a GPU "
+                         "resource; did you mean " RESOURCE_GPU "?",
+                         cname, k) < 0)
+                    return -1;
+            if (m == 1 && is_extended(k) && get(limits, k) == NULL &&
+                note(l,
+                     "container '%s': %s is in requests but not limits; "
+                     "extended resources must be set in limits",
+                     cname, k) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A number of a resource over the pod's app containers. */
+static long
+pod_sum(const cJSON *pod, const char *resource)
+{
+    const cJSON *c;
+    long sum = 0, n;
+
+    cJSON_ArrayForEach(c, get(get(pod, "spec"), "containers"))
+    {
+        if (pod_count(c, resource, &n) == COUNT_OK)
+            sum += n;
+    }
+    return sum;
+}
+
+static const char *
+procs_field(enum owner owner)
+{
+    switch (owner) {
+    case OWNER_TRAINJOB:
+        return "numProcPerNode";
+    case OWNER_MPIJOB:
+        return "slotsPerWorker";
+    default:
+        return "nprocPerNode";
+    }
+}
+
+/* torchrun / mpirun arguments that disagree with the job's own spec. */
+static int
+lint_launch(const struct expansion *e, const cJSON *c, const char *cname,
+            long gpus, struct lint *l)
+{
+    long procs = e->job.procs > 0 ? e->job.procs : gpus;
+    struct launch ln;
+
+    launch_read(c, &ln);
+    if (ln.nnodes > 0 && e->job.nodes > 0 && ln.nnodes != e->job.nodes &&
+        note(l,
+             "container '%s': the command hard-codes --nnodes %ld but the "
+             "job %s %ld pods",
+             cname, ln.nnodes, e->job.elastic ? "scales up to" : "has",
+             e->job.nodes) < 0)
+        return -1;
+    if (ln.nproc > 0 && procs > 0 && ln.nproc != procs &&
+        note(l,
+             "container '%s': the command hard-codes --nproc_per_node %ld "
+             "but the pod runs %ld (%s)",
+             cname, ln.nproc, procs,
+             e->job.procs > 0 ? procs_field(e->job.owner) : "its GPUs") < 0)
+        return -1;
+    return 0;
+}
+
+/* mpirun -np on the launcher: the job's ranks are workers x slots. */
+static int
+lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
+{
+    const char *name = json_string(c, "name");
+    long ranks = e->job.nodes * e->job.procs;
+    struct launch ln;
+
+    if (name == NULL)
+        name = "?";
+    if (lint_resources(c, name, l) < 0)
+        return -1;
+    launch_read(c, &ln);
+    if (ln.np > 0 && ranks > 0 && ln.np != ranks &&
+        note(l,
+             "container '%s': the command hard-codes -np %ld but the job "
+             "has %ld Worker replicas x %ld slotsPerWorker = %ld ranks",
+             name, ln.np, e->job.nodes, e->job.procs, ranks) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
+{
+    const cJSON *spec = get(g->pod, "spec"), *c;
+    long gpus = pod_sum(g->pod, RESOURCE_GPU);
+    long efa = pod_sum(g->pod, RESOURCE_EFA);
+
+    for (int list = 0; list < 2; list++) {
+        cJSON_ArrayForEach(c, get(spec, list ? "initContainers" : "containers"))
+        {
+            const char *name = json_string(c, "name");
+            if (name == NULL)
+                name = "?";
+            if (lint_resources(c, name, l) < 0)
+                return -1;
+            if (!list && gpus > 0 && e->job.owner != OWNER_NONE &&
+                lint_launch(e, c, name, gpus, l) < 0)
+                return -1;
+        }
+    }
+    if (efa > 0 && gpus == 0 && pod_sum(g->pod, RESOURCE_NEURON) == 0 &&
+        note(l,
+             "%s%spod asks for %ld EFA device%s but no GPU: EFA is for "
+             "GPU (or Neuron) traffic",
+             g->role, g->role[0] ? " " : "", efa, efa == 1 ? "" : "s") < 0)
+        return -1;
+    if (gpus > 0 && e->job.procs > 0 && e->job.procs != gpus &&
+        note(l, "%s %ld does not match the %ld " RESOURCE_GPU " per pod",
+             procs_field(e->job.owner), e->job.procs, gpus) < 0)
+        return -1;
+    return 0;
+}
+
+int
+lint_expansion(const struct expansion *e, struct lint *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < e->n_groups; i++) {
+        /* An MPI launcher runs no ranks itself. */
+        if (e->job.owner == OWNER_MPIJOB &&
+            strcmp(e->groups[i].role, "Launcher") == 0) {
+            const cJSON *c;
+            cJSON_ArrayForEach(c,
+                               get(get(e->groups[i].pod, "spec"), "containers"))
+            {
+                if (lint_launcher(e, c, out) < 0)
+                    return -1;
+            }
+            continue;
+        }
+        if (lint_pod(e, &e->groups[i], out) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void
+lint_free(struct lint *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->lines[i]);
+    free(l->lines);
+    memset(l, 0, sizeof(*l));
+}
