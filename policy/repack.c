@@ -28,15 +28,16 @@ get(const cJSON *obj, const char *key)
     return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-/* The GPU containers of one replica template; -1 when more than one. */
+/* The GPU container of one replica spec; -1 when more than one. */
 static int
-find_sites(const cJSON *template, const char *prefix, struct site *out,
+find_sites(const cJSON *replica, const char *prefix, struct site *out,
            size_t *n, size_t max)
 {
     const cJSON *c;
     int i = 0, found = 0;
 
-    cJSON_ArrayForEach(c, get(get(template, "spec"), "containers"))
+    cJSON_ArrayForEach(c,
+                       get(get(get(replica, "template"), "spec"), "containers"))
     {
         long gpus = 0;
         if (pod_count(c, RESOURCE_GPU, &gpus) == COUNT_OK && gpus > 0) {

@@ -626,6 +626,7 @@ inject:
   tolerations: true
   env: true
 namespaces: []
+jobs: {}
 """
 
 
@@ -1317,6 +1318,279 @@ def _(n):
     return raw(text.replace('["NEST"]', "[" * 2000 + "]" * 2000) + "\n")
 
 
+# ------------------------------------------- job-level admission (jobs)
+#
+# The jobs themselves, as `kubectl apply` sends them: TrainJob in the three
+# Trainer API shapes, PyTorchJob (Master + Worker, elastic), MPIJob v2beta1.
+# ../shared/k8s/crds holds the v2.2+ TrainJob schema only, so the v2.0
+# (podSpecOverrides) and v2.1 (podTemplateOverrides) objects are marked
+# <case>.novalidate: k8s-validate would reject their override field.
+
+JOB_KINDS = {
+    "TrainJob": ("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
+    "PyTorchJob": ("kubeflow.org", "v1", "pytorchjobs"),
+    "MPIJob": ("kubeflow.org", "v2beta1", "mpijobs"),
+}
+NOVALIDATE = set()
+
+
+def job_review(case, obj, operation="CREATE", old_object=None):
+    group, version, resource = JOB_KINDS[obj["kind"]]
+    gvk = {"group": group, "version": version, "kind": obj["kind"]}
+    gvr = {"group": group, "version": version, "resource": resource}
+    meta = obj["metadata"]
+    req = {
+        "uid": uid("review", case),
+        "kind": gvk, "resource": gvr,
+        "requestKind": gvk, "requestResource": gvr,
+        "name": meta["name"], "namespace": meta["namespace"],
+        "operation": operation, "userInfo": HUMAN,
+        "object": obj, "oldObject": old_object, "dryRun": False,
+        "options": {"kind": "CreateOptions" if operation == "CREATE"
+                    else "UpdateOptions", "apiVersion": "meta.k8s.io/v1",
+                    "fieldManager": "kubectl-client-side-apply"},
+    }
+    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+            "request": req}
+
+
+def job_meta(name, ns="ml-training"):
+    return {"name": name, "namespace": ns,
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration":
+                            "{}"}}
+
+
+def trainjob(name="llama3-8b-sft", nodes=16, nproc=1, gpu=1, pin=P4D,
+             shape="patches", command=None, runtime="torch-distributed",
+             ns="ml-training", efa=None):
+    limits = {"nvidia.com/gpu": gpu}
+    if efa is not None:
+        limits["vpc.amazonaws.com/efa"] = efa
+    trainer = {"image": TRAINER_IMAGE, "numNodes": nodes,
+               "resourcesPerNode": {"limits": limits}}
+    if nproc is not None:
+        trainer["numProcPerNode"] = nproc
+    if command:
+        trainer["command"] = command
+    spec = {"runtimeRef": {"apiGroup": "trainer.kubeflow.org",
+                           "kind": "ClusterTrainingRuntime",
+                           "name": runtime},
+            "trainer": trainer}
+    pod_spec = {"nodeSelector": pin} if pin else None
+    if pod_spec and shape == "patches":
+        spec["runtimePatches"] = [{
+            "manager": "platform.example.com/gpu-pools",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                {"name": "node", "template": {"spec": {"template": {
+                    "spec": pod_spec}}}}]}}}}]
+    elif pod_spec and shape == "podSpecOverrides":
+        spec["podSpecOverrides"] = [dict(targetJobs=[{"name": "node"}],
+                                         **pod_spec)]
+    elif pod_spec and shape == "podTemplateOverrides":
+        spec["podTemplateOverrides"] = [{"targetJobs": [{"name": "node"}],
+                                         "spec": pod_spec}]
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob", "metadata": job_meta(name, ns),
+            "spec": spec}
+
+
+def replica(gpu, pin=P4D, replicas=1, command=None, claims=None,
+            name="pytorch", efa=None):
+    limits = {"nvidia.com/gpu": gpu}
+    if efa is not None:
+        limits["vpc.amazonaws.com/efa"] = efa
+    c = {"name": name, "image": TRAINER_IMAGE,
+         "resources": {"limits": limits}}
+    if command:
+        c["command"] = command
+    spec = {"containers": [c]}
+    if pin:
+        spec["nodeSelector"] = pin
+    if claims:
+        spec["resourceClaims"] = claims
+    return {"replicas": replicas, "restartPolicy": "OnFailure",
+            "template": {"spec": spec}}
+
+
+def pytorchjob(name="llama3-70b-pretrain", workers=15, master=True, gpu=1,
+               nproc="1", elastic=None, pin=P4D, command=None, claims=None):
+    specs = {}
+    if master:
+        specs["Master"] = replica(gpu, pin, 1, command, claims)
+    specs["Worker"] = replica(gpu, pin, workers, command, claims)
+    spec = {"pytorchReplicaSpecs": specs}
+    if nproc is not None:
+        spec["nprocPerNode"] = nproc
+    if elastic:
+        spec["elasticPolicy"] = elastic
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": job_meta(name), "spec": spec}
+
+
+def mpijob(name="nccl-tests", workers=16, slots=1, gpu=1, launcher_cmd=None):
+    launcher = replica(0, pin=None, name="launcher",
+                       command=launcher_cmd or ["mpirun", "all_reduce_perf",
+                                                "-b", "8", "-e", "8G"])
+    del launcher["template"]["spec"]["containers"][0]["resources"]
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": job_meta(name, "hpc"),
+            "spec": {"slotsPerWorker": slots,
+                     "mpiReplicaSpecs": {
+                         "Launcher": launcher,
+                         "Worker": replica(gpu, P4D, workers,
+                                           name="worker")}}}
+
+
+REPACK = policy(jobs="  repack: true\n")
+
+
+@case("job-trainjob-v22-runtimepatches-16x1-deny")
+def _(n):
+    return job_review(n, trainjob())
+
+
+@case("job-trainjob-v21-podtemplateoverrides-16x1-deny")
+def _(n):
+    NOVALIDATE.add(n)
+    return job_review(n, trainjob(shape="podTemplateOverrides"))
+
+
+@case("job-trainjob-v20-podspecoverrides-16x1-deny")
+def _(n):
+    NOVALIDATE.add(n)
+    return job_review(n, trainjob(shape="podSpecOverrides", nproc="1"))
+
+
+@case("job-trainjob-16x1-warn", args="--mode warn")
+def _(n):
+    return job_review(n, trainjob())
+
+
+@case("job-trainjob-16x1-audit", args="--mode audit", policy=REPACK)
+def _(n):
+    return job_review(n, trainjob())
+
+
+@case("job-trainjob-2x8-whole-node-allow")
+def _(n):
+    return job_review(n, trainjob(nodes=2, nproc=8, gpu=8, efa=4))
+
+
+@case("job-trainjob-16x1-repack", policy=REPACK)
+def _(n):
+    return job_review(n, trainjob())
+
+
+@case("job-trainjob-auto-nproc-repack", policy=REPACK)
+def _(n):
+    return job_review(n, trainjob(nodes=8, nproc=None, gpu=2))
+
+
+@case("job-trainjob-hardcoded-torchrun-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, trainjob(command=[
+        "torchrun", "--nnodes", "16", "--nproc_per_node", "1", "train.py"]))
+
+
+@case("job-trainjob-world-not-divisible-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, trainjob(nodes=12))
+
+
+@case("job-trainjob-runtime-map-deny",
+      policy=policy(jobs="  runtimes:\n    - name: torch-distributed\n"
+                         "      instanceType: p4d.24xlarge\n"))
+def _(n):
+    return job_review(n, trainjob(pin=None))
+
+
+@case("job-trainjob-namespace-default-deny",
+      policy=policy(namespaces="  - name: ml-training\n"
+                               "    instanceType: p5.48xlarge\n"))
+def _(n):
+    return job_review(n, trainjob(pin=None))
+
+
+@case("job-trainjob-unpinned-warn")
+def _(n):
+    return job_review(n, trainjob(pin=None))
+
+
+@case("job-trainjob-unknown-type-warn")
+def _(n):
+    return job_review(n, trainjob(pin=it("g5.8xlarge")))
+
+
+@case("job-pytorchjob-master-worker-16x1-deny")
+def _(n):
+    return job_review(n, pytorchjob())
+
+
+@case("job-pytorchjob-master-worker-repack", policy=REPACK)
+def _(n):
+    return job_review(n, pytorchjob())
+
+
+@case("job-pytorchjob-elastic-deny")
+def _(n):
+    return job_review(n, pytorchjob(
+        master=False, workers=4, nproc="1",
+        elastic={"minReplicas": 2, "maxReplicas": 16,
+                 "rdzvBackend": "c10d"}))
+
+
+@case("job-pytorchjob-elastic-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, pytorchjob(
+        master=False, workers=4, nproc="1",
+        elastic={"minReplicas": 2, "maxReplicas": 16,
+                 "rdzvBackend": "c10d"}))
+
+
+@case("job-mpijob-16x1-deny")
+def _(n):
+    return job_review(n, mpijob())
+
+
+@case("job-mpijob-repack", policy=REPACK)
+def _(n):
+    return job_review(n, mpijob())
+
+
+@case("job-mpijob-hardcoded-np-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, mpijob(launcher_cmd=[
+        "mpirun", "-np", "16", "all_reduce_perf", "-b", "8", "-e", "8G"]))
+
+
+@case("job-gb200-computedomain-allow")
+def _(n):
+    return job_review(n, pytorchjob(
+        name="llama-405b", workers=7, gpu=1, nproc="1", pin=GB200,
+        claims=CD_CLAIM))
+
+
+@case("job-gb200-no-computedomain-deny")
+def _(n):
+    return job_review(n, pytorchjob(
+        name="llama-405b", workers=7, gpu=1, nproc="1", pin=GB200))
+
+
+@case("job-update-spec-unchanged-not-judged")
+def _(n):
+    old = trainjob()
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"] = {"team": "research"}
+    return job_review(n, new, operation="UPDATE", old_object=old)
+
+
+@case("job-update-numnodes-changed-deny")
+def _(n):
+    old = trainjob(nodes=2, nproc=8, gpu=8, efa=4)
+    new = trainjob(nodes=16, nproc=1, gpu=1)
+    return job_review(n, new, operation="UPDATE", old_object=old)
+
+
 # --------------------------------------------------------------- writing
 
 def main():
@@ -1336,6 +1610,11 @@ def main():
                 f.write(ARGS[name] + "\n")
         elif os.path.exists(args_path):
             os.remove(args_path)
+        novalidate = os.path.join(CASES, name + ".novalidate")
+        if name in NOVALIDATE:
+            open(novalidate, "w").close()
+        elif os.path.exists(novalidate) and name.startswith("job-"):
+            os.remove(novalidate)
         policy_path = os.path.join(CASES, name + ".policy")
         if name in POLICY:
             with open(policy_path, "w") as f:

@@ -182,8 +182,11 @@ done
 for name in "${names[@]}"; do
 	[ "${RC[$name]}" = bad ] && continue
 	extra=()
+	# A policy that overrides user values, or repacks jobs, overwrites
+	# what the user set by design.
 	if [ -f "$CASES/$name.policy" ] &&
-		grep -Eq '^overrideUserValues:[[:space:]]*true' "$CASES/$name.policy"; then
+		grep -Eq '^overrideUserValues:[[:space:]]*true|^[[:space:]]+repack:[[:space:]]*true' \
+			"$CASES/$name.policy"; then
 		extra=(--allow-overwrite)
 	fi
 	# shellcheck disable=SC2086
