@@ -70,9 +70,13 @@ add_error(struct audit_input *in, int line, const char *fmt, ...)
     return 0;
 }
 
-/* Takes obj. Lists (kubectl get -o yaml) and AdmissionReviews unwrap. */
+/*
+ * Takes obj. Lists (kubectl get -o yaml) and AdmissionReviews unwrap.
+ * node, when the object came from YAML, gives each list item its line.
+ */
 static int
-add_object(struct audit_input *in, int line, cJSON *obj)
+add_object(struct audit_input *in, int line, cJSON *obj,
+           const struct ynode *node, int offset)
 {
     const char *kind = json_string(obj, "kind");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(obj, "items");
@@ -90,10 +94,17 @@ add_object(struct audit_input *in, int line, cJSON *obj)
     }
     if (klen >= 4 && strcmp(kind + klen - 4, "List") == 0 &&
         cJSON_IsArray(items)) {
+        const struct ynode *ys = ynode_get(node, "items");
         cJSON *item;
-        while ((item = cJSON_DetachItemFromArray(
-                    cJSON_GetObjectItemCaseSensitive(obj, "items"), 0))) {
-            int rc = add_object(in, line, item);
+        for (size_t i = 0;
+             (item = cJSON_DetachItemFromArray(
+                  cJSON_GetObjectItemCaseSensitive(obj, "items"), 0)) != NULL;
+             i++) {
+            const struct ynode *y =
+                ys && ys->kind == YNODE_SEQ && i < ys->n_items ? ys->items[i]
+                                                               : NULL;
+            int rc =
+                add_object(in, y ? offset + y->line : line, item, y, offset);
             if (rc < 0) {
                 cJSON_Delete(obj);
                 return rc;
@@ -110,7 +121,7 @@ add_object(struct audit_input *in, int line, cJSON *obj)
             return add_error(in, line,
                              "an AdmissionReview without "
                              "request.object");
-        return add_object(in, line, o);
+        return add_object(in, line, o, NULL, 0);
     }
     if ((d = new_doc(in, line)) == NULL) {
         cJSON_Delete(obj);
@@ -139,7 +150,7 @@ read_json(struct audit_input *in, const char *buf, size_t len)
     if (obj == NULL)
         return add_error(in, line_at(buf, end ? (size_t)(end - buf) : 0),
                          "invalid JSON");
-    return add_object(in, 1, obj);
+    return add_object(in, 1, obj, NULL, 0);
 }
 
 static int
@@ -160,7 +171,7 @@ read_yaml_doc(struct audit_input *in, const struct ynode *doc, int offset)
                          "placeholder: render the template first",
                          path[0] ? path : "a key", ph->scalar);
     }
-    return add_object(in, offset + doc->line, obj);
+    return add_object(in, offset + doc->line, obj, doc, offset);
 }
 
 /* One "---"-separated chunk; first_line counts from 1. */
