@@ -12,6 +12,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_certgen(int argc, char **argv);
 
 /*
  * Loads --policy FILE, or the embedded policy when path is NULL, and

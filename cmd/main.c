@@ -15,6 +15,7 @@ static const struct {
     {"audit", cmd_audit},
     {"tables", cmd_tables},
     {"version", cmd_version},
+    {"certgen", cmd_certgen},
 };
 
 static void
@@ -24,9 +25,14 @@ usage(FILE *f)
           "ADDR:PORT]\n"
           "                      --tls-cert FILE --tls-key FILE [--policy "
           "FILE]\n"
+          "                      [--client-ca FILE]\n"
           "                      [--mode enforce|warn|audit] [-n]\n"
           "       topogate audit --review - [--policy FILE] [--mode MODE]\n"
           "       topogate tables [--policy FILE]\n"
+          "       topogate certgen --service NAME --namespace NS --out DIR\n"
+          "                        [--secret-name NAME] [--webhook-config "
+          "NAME --webhooks N]\n"
+          "                        [--days D]\n"
           "       topogate version\n",
           f);
 }

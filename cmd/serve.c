@@ -1,6 +1,7 @@
 /*
  * serve.c - `topogate serve`: load the policy and the certificate, listen
- * for reviews and probes, and stop cleanly on SIGTERM or SIGINT.
+ * for reviews and probes, reload changed files, and stop cleanly on
+ * SIGTERM or SIGINT.
  */
 #include "cmd/cmd.h"
 
@@ -18,15 +19,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-
 #include "policy/snapshot.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/probe.h"
+#include "webhook/reload.h"
 #include "webhook/server.h"
+#include "webhook/tls.h"
 
 /*
  * How long SIGTERM waits for requests already begun. Well inside the
@@ -34,10 +33,18 @@
  */
 #define SERVE_GRACE_MS 5000
 
+/*
+ * How often the reload thread looks at the policy and TLS files. A
+ * change is acted on once it has held for one poll: 1-2 s after the
+ * kubelet swaps the files, against its own sync period of about a minute.
+ */
+#define SERVE_RELOAD_MS 1000
+
 static const char serve_usage[] =
     "usage: topogate serve [-nv] --tls-cert FILE --tls-key FILE\n"
     "                      [--listen ADDR:PORT] [--probe-listen ADDR:PORT]\n"
     "                      [--policy FILE] [--mode enforce|warn|audit]\n"
+    "                      [--client-ca FILE] [--repack]\n"
     "\n"
     "  --listen ADDR:PORT        admission HTTPS (default :8443, every "
     "address)\n"
@@ -45,20 +52,27 @@ static const char serve_usage[] =
     "(default :8080)\n"
     "  --tls-cert FILE           serving certificate chain, PEM\n"
     "  --tls-key FILE            its private key, PEM, unencrypted\n"
+    "  --client-ca FILE          require client certificates signed by "
+    "these CAs\n"
     "  --policy FILE             policy YAML (default: the embedded one)\n"
     "  --mode MODE               force enforce, warn or audit everywhere\n"
+    "  --repack                  repack fragmented jobs (policy jobs.repack)\n"
     "  -n                        check the configuration, print "
     "'configuration OK'\n"
     "  -v                        debug logging\n"
-    "ADDR is an IPv4 address, a host name, [IPv6], or empty.\n";
+    "ADDR is an IPv4 address, a host name, [IPv6], or empty.\n"
+    "Changed --policy, --tls-cert, --tls-key and --client-ca files are\n"
+    "reloaded within seconds; a file that does not load keeps the old one.\n";
 
 struct serve_opts {
     const char *listen;
     const char *probe_listen;
     const char *cert_path;
     const char *key_path;
+    const char *client_ca_path;
     const char *policy;
     const char *mode;
+    bool repack;
     bool check;
     bool verbose;
 };
@@ -146,82 +160,6 @@ syntax:
     return -1;
 }
 
-/* The whole file, NUL-terminated and owned; NULL after printing why. */
-static char *
-serve_read(const char *path)
-{
-    size_t len;
-    char *buf = cmd_read_file(path, &len);
-
-    if (buf == NULL)
-        serve_error("cannot read '%s': %s", path, strerror(errno));
-    return buf;
-}
-
-/* Never prompt for a pass phrase: a daemon has no one to ask. */
-static int
-serve_no_password(char *buf, int size, int rwflag, void *u)
-{
-    (void)buf;
-    (void)size;
-    (void)rwflag;
-    (void)u;
-    return -1;
-}
-
-/* The last OpenSSL reason, for a message; "" when there is none. */
-static const char *
-serve_ssl_reason(void)
-{
-    const char *r = ERR_reason_error_string(ERR_peek_last_error());
-
-    return r != NULL ? r : "";
-}
-
-/*
- * Checks with OpenSSL what GnuTLS will load: a certificate, a private key,
- * and that the two belong together. 0, or -1 after printing why.
- */
-static int
-serve_check_tls(const struct serve_opts *o, const char *cert, const char *key)
-{
-    BIO *cert_bio = BIO_new_mem_buf(cert, -1);
-    BIO *key_bio = BIO_new_mem_buf(key, -1);
-    X509 *x509 = NULL;
-    EVP_PKEY *pkey = NULL;
-    int ret = -1;
-
-    if (cert_bio == NULL || key_bio == NULL) {
-        serve_error("out of memory");
-        goto out;
-    }
-    x509 = PEM_read_bio_X509(cert_bio, NULL, serve_no_password, NULL);
-    if (x509 == NULL) {
-        serve_error("'%s': no PEM certificate (%s)", o->cert_path,
-                    serve_ssl_reason());
-        goto out;
-    }
-    pkey = PEM_read_bio_PrivateKey(key_bio, NULL, serve_no_password, NULL);
-    if (pkey == NULL) {
-        serve_error("'%s': no unencrypted PEM private key (%s)", o->key_path,
-                    serve_ssl_reason());
-        goto out;
-    }
-    if (X509_check_private_key(x509, pkey) != 1) {
-        serve_error("'%s' does not match the certificate in '%s'", o->key_path,
-                    o->cert_path);
-        goto out;
-    }
-    ret = 0;
-out:
-    EVP_PKEY_free(pkey);
-    X509_free(x509);
-    BIO_free(key_bio);
-    BIO_free(cert_bio);
-    ERR_clear_error();
-    return ret;
-}
-
 /* 0, 1 for a usage error (already printed), or 2 for --help. */
 static int
 serve_options(int argc, char **argv, struct serve_opts *o)
@@ -231,8 +169,10 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         {"probe-listen", required_argument, NULL, 'p'},
         {"tls-cert", required_argument, NULL, 'c'},
         {"tls-key", required_argument, NULL, 'k'},
+        {"client-ca", required_argument, NULL, 'a'},
         {"policy", required_argument, NULL, 'f'},
         {"mode", required_argument, NULL, 'm'},
+        {"repack", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -254,11 +194,17 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         case 'k':
             o->key_path = optarg;
             break;
+        case 'a':
+            o->client_ca_path = optarg;
+            break;
         case 'f':
             o->policy = optarg;
             break;
         case 'm':
             o->mode = optarg;
+            break;
+        case 'r':
+            o->repack = true;
             break;
         case 'n':
             o->check = true;
@@ -290,22 +236,37 @@ serve_options(int argc, char **argv, struct serve_opts *o)
 
 /* Serves until SIGTERM or SIGINT. 0, or 1 when a listener cannot start. */
 static int
-serve_run(struct snapshot *s, const struct serve_addr *admission,
-          const struct serve_addr *probe, const char *cert, const char *key)
+serve_run(const struct serve_opts *o, struct snapshot *s,
+          const struct serve_addr *admission, const struct serve_addr *probe,
+          struct tls_creds *creds)
 {
     struct metrics *metrics = NULL;
     struct server *srv = NULL;
     struct probe *prb = NULL;
+    struct reload *rld = NULL;
     char err[512];
     sigset_t set;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     struct server_config cfg = {
         .addr = (const struct sockaddr *)&admission->ss,
-        .cert_pem = cert,
-        .key_pem = key,
+        .creds = creds,
         .threads = cpus > 0 ? (unsigned int)cpus : 1,
     };
+    struct reload_config rcfg = {
+        .policy_path = o->policy,
+        .policy_digest = s->digest,
+        .force_mode = o->mode != NULL,
+        .force_repack = o->repack,
+        .cert_path = o->cert_path,
+        .key_path = o->key_path,
+        .client_ca_path = o->client_ca_path,
+        .serial = tls_creds_serial(creds),
+        .interval_ms = SERVE_RELOAD_MS,
+    };
     int sig, ret = 1;
+
+    if (o->mode != NULL && mode_parse(o->mode, &rcfg.mode) != 0)
+        goto out; /* cmd_load_policy() has already refused it */
 
     /*
      * Blocked before any thread starts, so every thread inherits the mask
@@ -322,6 +283,7 @@ serve_run(struct snapshot *s, const struct serve_addr *admission,
         serve_error("out of memory");
         goto out;
     }
+    metrics_set_certificate(metrics, tls_creds_not_after(creds));
     srv = server_start(&cfg, s, metrics, err, sizeof(err));
     if (srv == NULL) {
         serve_error("cannot listen on %s: %s", admission->text, err);
@@ -333,9 +295,16 @@ serve_run(struct snapshot *s, const struct serve_addr *admission,
         serve_error("cannot listen on %s: %s", probe->text, err);
         goto out;
     }
+    rld = reload_start(&rcfg, srv, metrics, err, sizeof(err));
+    if (rld == NULL) {
+        serve_error("%s", err);
+        goto out;
+    }
     probe_set_ready(prb, true);
     log_info("policy %s digest %016llx mode %s, %zu instance types", s->origin,
              (unsigned long long)s->digest, mode_name(s->mode), s->n_types);
+    log_info("certificate serial %s%s", tls_creds_serial(creds),
+             o->client_ca_path != NULL ? ", client certificates required" : "");
     log_info("serving https://%s/mutate with %u threads, probes on "
              "http://%s",
              admission->text, cfg.threads, probe->text);
@@ -346,10 +315,13 @@ serve_run(struct snapshot *s, const struct serve_addr *admission,
              sig == SIGTERM ? "SIGTERM" : "SIGINT");
     /* Not ready first, so the endpoint is dropped while requests drain. */
     probe_set_ready(prb, false);
+    reload_stop(rld);
+    rld = NULL;
     server_stop(srv, SERVE_GRACE_MS);
     srv = NULL;
     ret = 0;
 out:
+    reload_stop(rld);
     server_stop(srv, 0);
     probe_stop(prb);
     metrics_free(metrics);
@@ -364,7 +336,8 @@ cmd_serve(int argc, char **argv)
     struct serve_opts o = {.listen = ":8443", .probe_listen = ":8080"};
     struct serve_addr admission, probe;
     struct snapshot *s = NULL;
-    char *cert = NULL, *key = NULL;
+    struct tls_creds *creds = NULL;
+    char err[512];
     int ret = 1;
 
     log_init("topogate");
@@ -383,24 +356,22 @@ cmd_serve(int argc, char **argv)
     s = cmd_load_policy(o.policy, o.mode);
     if (s == NULL)
         goto out;
-    cert = serve_read(o.cert_path);
-    if (cert == NULL)
+    if (o.repack)
+        s->repack = true;
+    creds = tls_creds_load(o.cert_path, o.key_path, o.client_ca_path, err,
+                           sizeof(err));
+    if (creds == NULL) {
+        serve_error("%s", err);
         goto out;
-    key = serve_read(o.key_path);
-    if (key == NULL || serve_check_tls(&o, cert, key) != 0)
-        goto out;
+    }
     if (o.check) {
         puts("configuration OK");
         ret = 0;
         goto out;
     }
-    ret = serve_run(s, &admission, &probe, cert, key);
+    ret = serve_run(&o, s, &admission, &probe, creds);
 out:
-    if (key != NULL) {
-        explicit_bzero(key, strlen(key));
-        free(key);
-    }
-    free(cert);
+    tls_creds_unref(creds);
     snapshot_unref(s);
     return ret;
 }

@@ -62,7 +62,9 @@ struct metrics {
     struct series types[METRICS_SLOTS];
     atomic_uint_least64_t buckets[METRICS_NBUCKETS + 1]; /* last: +Inf */
     atomic_uint_least64_t sum_us;
-    atomic_uint_least64_t http[METRICS_NCODES + 1]; /* last: other */
+    atomic_uint_least64_t http[METRICS_NCODES + 1];    /* last: other */
+    atomic_uint_least64_t reloads[METRICS_RELOADS][2]; /* [what][ok] */
+    atomic_int_least64_t not_after; /* 0 until a certificate is set */
 
     pthread_mutex_t lock; /* writers of types[]; the policy fields */
     size_t n_types;
@@ -212,6 +214,20 @@ metrics_http(struct metrics *m, int code)
     atomic_fetch_add_explicit(&m->http[i], 1, memory_order_relaxed);
 }
 
+void
+metrics_reload(struct metrics *m, enum metrics_reload what, bool ok)
+{
+    if ((unsigned)what < METRICS_RELOADS)
+        atomic_fetch_add_explicit(&m->reloads[what][ok ? 1 : 0], 1,
+                                  memory_order_relaxed);
+}
+
+void
+metrics_set_certificate(struct metrics *m, int64_t not_after)
+{
+    atomic_store_explicit(&m->not_after, not_after, memory_order_relaxed);
+}
+
 static void __attribute__((format(printf, 2, 3)))
 buf_printf(struct buf *b, const char *fmt, ...)
 {
@@ -336,6 +352,34 @@ render_http(struct buf *b, struct metrics *m)
 }
 
 static void
+render_reloads(struct buf *b, struct metrics *m)
+{
+    static const char *const what[METRICS_RELOADS] = {"policy", "certificate"};
+    int64_t not_after;
+
+    /* Every series from the start: an alert on errors needs a 0 first. */
+    buf_printf(b, "# HELP topogate_reload_total Reloads of changed files, "
+                  "by what and result; an error keeps the old in service.\n"
+                  "# TYPE topogate_reload_total counter\n");
+    for (size_t w = 0; w < METRICS_RELOADS; w++)
+        for (int ok = 1; ok >= 0; ok--)
+            buf_printf(b,
+                       "topogate_reload_total{what=\"%s\",result=\"%s\"} "
+                       "%llu\n",
+                       what[w], ok ? "ok" : "error",
+                       (unsigned long long)atomic_load_explicit(
+                           &m->reloads[w][ok], memory_order_relaxed));
+    not_after = atomic_load_explicit(&m->not_after, memory_order_relaxed);
+    if (not_after != 0)
+        buf_printf(b,
+                   "# HELP topogate_certificate_not_after_seconds Expiry "
+                   "(notAfter, Unix time) of the serving certificate.\n"
+                   "# TYPE topogate_certificate_not_after_seconds gauge\n"
+                   "topogate_certificate_not_after_seconds %lld\n",
+                   (long long)not_after);
+}
+
+static void
 render_info(struct buf *b, struct metrics *m)
 {
     pthread_mutex_lock(&m->lock);
@@ -366,6 +410,7 @@ metrics_render(struct metrics *m)
     render_reviews(&b, m);
     render_duration(&b, m);
     render_http(&b, m);
+    render_reloads(&b, m);
     render_info(&b, m);
     if (b.failed) {
         free(b.p);

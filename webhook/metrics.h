@@ -40,6 +40,19 @@ void metrics_review(struct metrics *m, bool ok, enum verdict v,
 /* Counts one response of the admission listener by status code. */
 void metrics_http(struct metrics *m, int code);
 
+/* What a reload reloaded: the policy file, or the TLS files. */
+enum metrics_reload {
+    METRICS_RELOAD_POLICY,
+    METRICS_RELOAD_CERTIFICATE, /* certificate, key and client CA */
+    METRICS_RELOADS
+};
+
+/* Counts one reload attempt; a failed one kept the old in service. */
+void metrics_reload(struct metrics *m, enum metrics_reload what, bool ok);
+
+/* notAfter (Unix seconds) of the serving certificate now in use. */
+void metrics_set_certificate(struct metrics *m, int64_t not_after);
+
 /* The exposition text, owned by the caller; NULL when out of memory. */
 char *metrics_render(struct metrics *m);
 

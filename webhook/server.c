@@ -6,6 +6,12 @@
  * of body, and once more at the end, where the review is answered. The
  * struct request made at the first call owns the body until the request
  * completes, which frees it in server_completed().
+ *
+ * TLS credentials are not libmicrohttpd's: each connection is handed the
+ * current struct tls_creds when it opens, before its handshake, and holds
+ * it until it closes. server_set_creds() swaps what the next connection
+ * gets, so a rotated certificate serves new handshakes at once while
+ * connections already open go on with the one they began with.
  */
 #include "webhook/server.h"
 
@@ -30,10 +36,23 @@
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/review.h"
+#include "webhook/tls.h"
 
-/* TLS 1.3 and 1.2 only, and the server's cipher order wins. */
+/*
+ * TLS 1.3 and 1.2 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with
+ * ECDHE, so every suite has forward secrecy and none is CBC, RC4, 3DES,
+ * NULL, export or anonymous. ECDHE-RSA stays for an RSA certificate
+ * (cert-manager's default key). The server's cipher order wins.
+ * X25519 first: Go's client (the apiserver) and OpenSSL send an X25519
+ * key share, and a server that prefers P-256 answers it with a
+ * HelloRetryRequest, a second round trip and twice the CPU per handshake.
+ */
 #define SERVER_TLS_PRIORITIES                                                  \
-    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:"                              \
+    "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:"                \
+    "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"                          \
+    "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:"             \
+    "%SERVER_PRECEDENCE"
 
 /*
  * Below the common soft limit of 1024 descriptors, which the listen
@@ -56,11 +75,17 @@ struct server {
     struct MHD_Daemon *daemon;
     struct metrics *metrics; /* borrowed */
     struct deadline *deadline;
-    pthread_mutex_t lock; /* guards the snapshot pointer, not the snapshot */
+    /* lock guards the next two pointers, not what they point to. */
+    pthread_mutex_t lock;
     struct snapshot *snapshot;
-    atomic_int in_flight; /* requests between headers and completion */
-    char *cert;
-    char *key;
+    struct tls_creds *creds; /* what the next connection is given */
+    atomic_int in_flight;    /* requests between headers and completion */
+};
+
+/* libmicrohttpd's socket context: what one connection holds. */
+struct server_conn {
+    struct deadline_conn *deadline; /* its watchdog record */
+    struct tls_creds *creds;        /* the credentials of its handshake */
 };
 
 struct request {
@@ -76,9 +101,11 @@ static struct deadline_conn *
 server_conn(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info;
+    struct server_conn *sc;
 
     info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return info != NULL ? info->socket_context : NULL;
+    sc = info != NULL ? info->socket_context : NULL;
+    return sc != NULL ? sc->deadline : NULL;
 }
 
 /* Takes a reference to the snapshot being served; the caller drops it. */
@@ -343,27 +370,66 @@ server_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&srv->in_flight, 1);
 }
 
+/* Takes a reference to the credentials for a new connection. */
+static struct tls_creds *
+server_creds(struct server *srv)
+{
+    struct tls_creds *c;
+
+    pthread_mutex_lock(&srv->lock);
+    c = tls_creds_ref(srv->creds);
+    pthread_mutex_unlock(&srv->lock);
+    return c;
+}
+
+static void
+server_conn_free(struct server *srv, struct server_conn *sc)
+{
+    if (sc == NULL)
+        return;
+    deadline_close(srv->deadline, sc->deadline);
+    tls_creds_unref(sc->creds);
+    free(sc);
+}
+
+/*
+ * Called before the TLS handshake: the connection gets its watchdog
+ * record and the current credentials, or is refused.
+ */
 static void
 server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                   enum MHD_ConnectionNotificationCode toe)
 {
     struct server *srv = cls;
-    const union MHD_ConnectionInfo *info;
+    const union MHD_ConnectionInfo *fd, *tls;
+    struct server_conn *sc;
 
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-        deadline_close(srv->deadline, *socket_context);
+        server_conn_free(srv, *socket_context);
         *socket_context = NULL;
         return;
     }
-    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (info == NULL)
+    fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (fd == NULL)
         return;
-    *socket_context = deadline_open(srv->deadline, info->connect_fd);
-    if (*socket_context == NULL) {
-        /* Refused rather than left open with nothing watching it. */
-        log_warnx("out of memory: refusing a connection");
-        shutdown(info->connect_fd, SHUT_RDWR);
-    }
+    sc = calloc(1, sizeof(*sc));
+    if (sc == NULL)
+        goto refuse;
+    sc->deadline = deadline_open(srv->deadline, fd->connect_fd);
+    sc->creds = server_creds(srv);
+    if (sc->deadline == NULL || tls == NULL || tls->tls_session == NULL ||
+        tls_creds_apply(sc->creds, tls->tls_session) != 0)
+        goto refuse;
+    *socket_context = sc;
+    return;
+refuse:
+    /* Refused rather than left open unwatched, or with no certificate. */
+    log_warnx("refusing a connection: %s", sc == NULL || sc->deadline == NULL
+                                               ? "out of memory"
+                                               : "no TLS session to set up");
+    server_conn_free(srv, sc);
+    shutdown(fd->connect_fd, SHUT_RDWR);
 }
 
 /* Called once the request line is in: the review's clock starts here. */
@@ -386,11 +452,7 @@ server_free(struct server *srv)
         return;
     deadline_free(srv->deadline);
     snapshot_unref(srv->snapshot);
-    if (srv->key != NULL) {
-        explicit_bzero(srv->key, strlen(srv->key));
-        free(srv->key);
-    }
-    free(srv->cert);
+    tls_creds_unref(srv->creds);
     pthread_mutex_destroy(&srv->lock);
     free(srv);
 }
@@ -410,23 +472,21 @@ server_start(const struct server_config *cfg, struct snapshot *s,
     pthread_mutex_init(&srv->lock, NULL);
     srv->metrics = m;
     srv->snapshot = snapshot_ref(s);
-    srv->cert = strdup(cfg->cert_pem);
-    srv->key = strdup(cfg->key_pem);
+    srv->creds = tls_creds_ref(cfg->creds);
     /*
      * A second past libmicrohttpd's idle timeout: a silent connection is
      * its to close, quietly; one that keeps sending a little is ours.
      */
     srv->deadline = deadline_new(SERVER_TIMEOUT + 1);
-    if (srv->cert == NULL || srv->key == NULL || srv->deadline == NULL ||
-        metrics_set_policy(m, s) != 0) {
+    if (srv->deadline == NULL || metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
     }
 
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, (void *)cfg->addr},
-        {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->cert},
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key},
+        /* Sessions get theirs in server_connection(); see tls.h. */
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)tls_no_certificate},
         {MHD_OPTION_HTTPS_PRIORITIES, 0, SERVER_TLS_PRIORITIES},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, SERVER_CONNECTIONS, NULL},
@@ -453,6 +513,19 @@ server_start(const struct server_config *cfg, struct snapshot *s,
 fail:
     server_free(srv);
     return NULL;
+}
+
+void
+server_set_creds(struct server *srv, struct tls_creds *c)
+{
+    struct tls_creds *old;
+
+    tls_creds_ref(c);
+    pthread_mutex_lock(&srv->lock);
+    old = srv->creds;
+    srv->creds = c;
+    pthread_mutex_unlock(&srv->lock);
+    tls_creds_unref(old); /* or by the last connection that used it */
 }
 
 int

@@ -16,6 +16,7 @@
 struct metrics;
 struct snapshot;
 struct server;
+struct tls_creds;
 
 /*
  * The largest request body read. A pod is well under 1 MiB; the
@@ -33,9 +34,8 @@ struct server;
 
 struct server_config {
     const struct sockaddr *addr; /* where to listen: IPv4 or IPv6 */
-    const char *cert_pem; /* the certificate chain, PEM, NUL-terminated */
-    const char *key_pem;  /* its private key, PEM, NUL-terminated */
-    unsigned int threads; /* the pool: serve gives one per online CPU */
+    struct tls_creds *creds;     /* certificate and key; the server refs it */
+    unsigned int threads;        /* the pool: serve gives one per online CPU */
 };
 
 /*
@@ -52,6 +52,12 @@ struct server *server_start(const struct server_config *cfg, struct snapshot *s,
  * labels could not all be updated (s is served all the same).
  */
 int server_set_snapshot(struct server *srv, struct snapshot *s);
+
+/*
+ * New connections get c from now on; open ones keep the credentials
+ * they began with. The server takes its own reference.
+ */
+void server_set_creds(struct server *srv, struct tls_creds *c);
 
 /*
  * Stops accepting connections, waits up to grace_ms for requests already
