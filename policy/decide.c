@@ -94,13 +94,6 @@ to_audit(struct decision *d)
     return 0;
 }
 
-static int
-set_reason(struct decision *d, const char *reason)
-{
-    free(d->reason);
-    return (d->reason = strdup(reason)) ? 0 : -1;
-}
-
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -147,12 +140,12 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     d->judged = worst.sev == SEV_HARD ? VERDICT_DENY : d->verdict;
     if (worst.sev == SEV_HARD)
         d->verdict = VERDICT_WARN;
-    if (worst.sev != SEV_OK ? take_reason(d, &worst) < 0
-                            : set_reason(d, d->n_ops
-                                                ? "patched to the node's fast "
-                                                  "shape"
-                                                : "already in the node's "
-                                                  "fast shape") < 0)
+    if (worst.sev != SEV_OK
+            ? take_reason(d, &worst) < 0
+            : decision_set_reason(d, d->n_ops ? "patched to the node's fast "
+                                                "shape"
+                                              : "already in the node's "
+                                                "fast shape") < 0)
         goto out;
     if (mode == MODE_AUDIT && to_audit(d) < 0)
         goto out;
@@ -186,10 +179,10 @@ decide(const struct snapshot *s, const struct admission *req,
     if (skip && strcmp(skip, "true") == 0) {
         if (snapshot_opt_out_for(s, req->namespace)) {
             d->verdict = d->judged = VERDICT_ALLOW;
-            return set_reason(d, "opted out with " ANNOTATION_SKIP);
+            return decision_set_reason(d, "opted out with " ANNOTATION_SKIP);
         }
         if (decision_warn(d, ANNOTATION_SKIP " is not honoured by this "
-                             "cluster's policy") < 0)
+                                             "cluster's policy") < 0)
             return -1;
     }
     /* The apiserver rejects a bad quantity itself; say why we stand by. */
@@ -202,7 +195,8 @@ decide(const struct snapshot *s, const struct admission *req,
                                w.bad_resource, value ? value : "?");
         free(value);
         d->verdict = d->judged = VERDICT_ALLOW;
-        return rc < 0 ? rc : set_reason(d, "unreadable GPU or EFA count");
+        return rc < 0 ? rc
+                      : decision_set_reason(d, "unreadable GPU or EFA count");
     }
     return decide_governed(s, req, &w, d);
 }

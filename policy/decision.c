@@ -229,3 +229,10 @@ decision_fields(const struct decision *d)
     }
     return strbuf_take(&sb);
 }
+
+int
+decision_set_reason(struct decision *d, const char *reason)
+{
+    free(d->reason);
+    return (d->reason = strdup(reason)) ? 0 : -1;
+}

@@ -78,6 +78,9 @@ int decision_deny(struct decision *d, const char *fmt, ...)
  * NULL out of memory. */
 char *decision_fields(const struct decision *d);
 
+/* Replaces the reason with a copy of reason. 0, or -1 out of memory. */
+int decision_set_reason(struct decision *d, const char *reason);
+
 const char *verdict_name(enum verdict v);
 
 #endif

@@ -108,13 +108,6 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
     return 0;
 }
 
-static int
-set_reason(struct decision *d, const char *reason)
-{
-    free(d->reason);
-    return (d->reason = strdup(reason)) ? 0 : -1;
-}
-
 /* The finding as reason and fix, and as the deny message (parts joined). */
 static int
 take_finding(struct decision *d, const struct finding *f, bool deny,
@@ -126,7 +119,7 @@ take_finding(struct decision *d, const struct finding *f, bool deny,
 
     free(d->fix);
     d->fix = finding_fix(f);
-    if (set_reason(d, f->parts[0].buf ? f->parts[0].buf : "") < 0)
+    if (decision_set_reason(d, f->parts[0].buf ? f->parts[0].buf : "") < 0)
         return -1;
     for (size_t i = 0; i < f->n_parts; i++)
         strbuf_printf(&sb, "%s%s", i ? "; " : "",
@@ -168,7 +161,7 @@ fragmented(const struct snapshot *s, const struct admission *req,
             d->finding = false; /* the repack resolved it */
             free(d->fix);
             d->fix = finding_fix(&v->worst);
-            return set_reason(d, "repacked to whole nodes") < 0 ||
+            return decision_set_reason(d, "repacked to whole nodes") < 0 ||
                            d->fix == NULL
                        ? -1
                        : 0;
@@ -216,25 +209,27 @@ decide_job(const struct snapshot *s, const struct admission *req,
     d->instance_type = v.worst.type ? v.worst.type->name : "unknown";
     d->verdict = d->judged = VERDICT_ALLOW;
     if (v.skip && snapshot_opt_out_for(s, req->namespace)) {
-        rc = set_reason(d, "opted out with " ANNOTATION_SKIP);
+        rc = decision_set_reason(d, "opted out with " ANNOTATION_SKIP);
         goto out;
     }
     d->finding = !v.pinned || v.worst.sev != SEV_OK;
     if (!v.pinned && v.unknown) {
-        rc = decision_warn(d,
-                           "instance type '%s' is not in topogate's table: "
-                           "no topology check",
-                           v.unknown) < 0 ||
-                     set_reason(d, "instance type not in the table") < 0
-                 ? -1
-                 : 0;
+        rc =
+            decision_warn(d,
+                          "instance type '%s' is not in topogate's table: "
+                          "no topology check",
+                          v.unknown) < 0 ||
+                    decision_set_reason(d, "instance type not in the table") < 0
+                ? -1
+                : 0;
         goto out;
     }
     if (!v.pinned) {
         /* The runtime may well pin it: its pods are checked when created. */
         rc = decision_warn(d, "no instance type known for this job: its "
                               "pods are checked as they are created") < 0 ||
-                     set_reason(d, "instance type not known at job level") < 0
+                     decision_set_reason(
+                         d, "instance type not known at job level") < 0
                  ? -1
                  : 0;
         goto out;
@@ -244,7 +239,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
     else if (v.worst.sev == SEV_SOFT)
         rc = take_finding(d, &v.worst, false, NULL);
     else
-        rc = set_reason(d, "whole-node layout");
+        rc = decision_set_reason(d, "whole-node layout");
     if (rc == 0 && mode == MODE_AUDIT && d->judged == VERDICT_DENY &&
         s->repack && v.worst.fragmented)
         rc = decision_warn(d, "audit: jobs.repack is on; enforce would try "
