@@ -8,7 +8,9 @@ OPT ?= -O2
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
-LIBS = -lmicrohttpd -lcjson -lyaml -lcrypto -lpthread
+# GnuTLS is the TLS library libmicrohttpd already links; topogate hands
+# each session its credentials itself, so a certificate can be rotated.
+LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lcrypto -lpthread
 
 POLICY_SRC  := $(wildcard policy/*.c)
 WEBHOOK_SRC := $(wildcard webhook/*.c)
@@ -21,12 +23,15 @@ UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 
 # Debian packages: to build, and to run the tests.
 BUILD_DEPS = gcc make libc6-dev libmicrohttpd-dev libcjson-dev libyaml-dev \
-	libssl-dev openssl
+	libssl-dev openssl libgnutls28-dev
 TEST_DEPS = curl valgrind python3 python3-yaml python3-jsonpatch \
 	python3-jsonschema
+# `make bench` only: load tools and the peers of ../shared/bench.
+BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
+	openssl python3 valgrind
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
-	deps test-deps clean sanitize
+	deps test-deps clean sanitize bench bench-deps bench-decide
 
 all: $(BUILD)/topogate
 
@@ -74,6 +79,9 @@ deps:
 test-deps: deps
 	$(call install_missing,$(TEST_DEPS))
 
+bench-deps: deps
+	$(call install_missing,$(BENCH_DEPS))
+
 # --- running ---------------------------------------------------------------
 
 run: deps
@@ -88,18 +96,25 @@ SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 SANBUILD = $(BUILD)/san
 
-test: test-deps
+test: test-deps fuzz-deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory stress-smoke
+	@$(MAKE) --no-print-directory chart-test
 	@echo "all tests passed"
 
 sanitize: all $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate
+	@test/e2e/tls.sh $(BUILD)/topogate
+	@test/e2e/reload.sh $(BUILD)/topogate
+	@test/certgen/run.sh $(BUILD)/topogate
 	@test/corpus/run.sh $(BUILD)/topogate
+	@test/audit/run.sh $(BUILD)/topogate
 
 unit: all $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
@@ -112,6 +127,126 @@ golden-update: all
 
 valgrind: all
 	@VALGRIND=1 test/golden/run.sh $(BUILD)/topogate
+
+# --- fuzzing (test/fuzz) ---------------------------------------------------
+
+# libFuzzer is clang's; Debian 12 ships its runtime in libclang-rt-14-dev.
+FUZZ_DEPS = clang libclang-rt-14-dev
+FUZZ_BUILD = $(BUILD)/fuzz
+FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 20
+# One target per test/fuzz/fuzz_NAME.c, seeded from test/fuzz/corpus/NAME/,
+# with test/fuzz/NAME.dict and test/fuzz/regressions/NAME/: adding a file
+# (fuzz_manifest.c for `audit` over manifests) adds a target.
+FUZZ_NAMES = $(patsubst test/fuzz/fuzz_%.c,%,$(wildcard test/fuzz/fuzz_*.c))
+
+.PHONY: fuzz fuzz-smoke fuzz-deps fuzz-bins
+
+fuzz-deps: deps
+	$(call install_missing,$(FUZZ_DEPS))
+
+# Run by the sub-make below, where BUILD is $(FUZZ_BUILD) and CC clang:
+# the project objects carry coverage and ASan+UBSan, the target links
+# libFuzzer's main.
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz_%)
+
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(WEBHOOK_OBJ) $(POLICY_OBJ)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(WEBHOOK_OBJ) \
+		$(POLICY_OBJ) $(LIBS)
+
+define fuzz_build
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
+		SAN="$(FUZZ_SAN)" fuzz-bins
+endef
+
+fuzz: fuzz-deps
+	$(fuzz_build)
+	@test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-smoke: fuzz-deps
+	$(fuzz_build)
+	@KEEP=0 test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
+
+# --- bench (not part of `make test`) ----------------------------------------
+
+# topogate against the peers of ../shared/bench, then the decision alone;
+# writes test/bench/results.md and README.md's Performance table.
+SHARED ?= ../shared
+BENCH_BIN = $(BUILD)/bench/decide_bench
+
+$(BENCH_BIN): test/bench/decide_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+
+bench: bench-deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)
+
+# The in-process figures alone, in a few seconds.
+bench-decide: deps
+	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	@$(BENCH_BIN) $(SHARED)/bench/fixtures/*.json
+
+# --- load and faults (test/stress) ------------------------------------------
+
+STRESS_SRC = $(wildcard test/stress/*.c)
+STRESSC = $(BUILD)/stress/stressc
+
+.PHONY: stress stress-smoke
+
+# The client, plain: it measures, it is not under test.
+$(STRESSC): $(STRESS_SRC) $(wildcard test/stress/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $(STRESS_SRC) -lssl -lcrypto -lpthread
+
+# About two minutes: the sanitizer build under load and faults, the plain
+# one for resident memory and the address-space limit.
+stress-smoke: test-deps all $(STRESSC)
+	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
+		SAN="$(SANITIZE)" all
+	@test/stress/run.sh smoke $(SANBUILD)/topogate $(BUILD)/topogate \
+		$(STRESSC)
+
+# The issue's sizes (a million reviews for memory), on the plain build.
+stress: test-deps all $(STRESSC)
+	@test/stress/run.sh full $(BUILD)/topogate $(BUILD)/topogate $(STRESSC)
+
+# --- chart, plain manifests, image (charts/topogate, deploy/, Dockerfile) --
+
+# Real helm when installed; otherwise ../shared/tools/helm-render, built
+# once (build.sh installs golang-1.19-go and its Go libraries) and rebuilt
+# only when its sources change.
+HELM ?= $(shell command -v helm 2>/dev/null)
+HELM_RENDER_DIR = ../shared/tools/helm-render
+HELM_RENDER = $(BUILD)/helm-render
+CHART_RENDERER = $(if $(HELM),$(HELM),$(HELM_RENDER))
+IMAGE ?= localhost/topogate:$(VERSION)
+CONTAINER_ENGINE ?= $(shell command -v podman 2>/dev/null || \
+	command -v docker 2>/dev/null)
+
+.PHONY: chart-test deploy-manifests image
+
+$(HELM_RENDER): $(wildcard $(HELM_RENDER_DIR)/*.go) $(HELM_RENDER_DIR)/build.sh
+	$(HELM_RENDER_DIR)/build.sh $@
+
+chart-test: test-deps all $(if $(HELM),,$(HELM_RENDER))
+	@test/chart/run.sh $(BUILD)/topogate $(CHART_RENDERER)
+
+# Refreshes the chart's copy of the policy and deploy/topogate.yaml; read
+# the diff before committing.
+deploy-manifests: $(if $(HELM),,$(HELM_RENDER))
+	cp deploy/policy.yaml charts/topogate/policy.yaml
+	@mkdir -p $(BUILD)
+	test/chart/render-deploy.sh $(CHART_RENDERER) >$(BUILD)/topogate.yaml
+	mv $(BUILD)/topogate.yaml deploy/topogate.yaml
+
+# Podman or Docker; neither runs on the project's own machines.
+image:
+	@test -n "$(CONTAINER_ENGINE)" || { echo "make image: needs podman" \
+		"or docker (none found); see README, Install"; exit 1; }
+	$(CONTAINER_ENGINE) build -t $(IMAGE) .
 
 clean:
 	rm -rf $(BUILD)

@@ -61,7 +61,11 @@ lint_resources(const cJSON *c, const char *cname, struct lint *l)
     const cJSON *limits = get(res, "limits"), *kv;
 
     for (int m = 0; m < 2; m++) {
-        cJSON_ArrayForEach(kv, get(res, m ? "requests" : "limits"))
+        const cJSON *map = get(res, m ? "requests" : "limits");
+        /* A list where a map belongs has no names to read. */
+        if (!cJSON_IsObject(map))
+            continue;
+        cJSON_ArrayForEach(kv, map)
         {
             const char *k = kv->string;
             if (strcmp(k, "nvidia.com") == 0 ||

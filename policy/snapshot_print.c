@@ -28,13 +28,10 @@ plain_safe(const char *s)
     return true;
 }
 
+/* A double-quoted YAML scalar, escaped. */
 static void
-put_string(struct strbuf *sb, const char *s)
+put_quoted(struct strbuf *sb, const char *s)
 {
-    if (plain_safe(s)) {
-        strbuf_puts(sb, s);
-        return;
-    }
     strbuf_puts(sb, "\"");
     for (const char *p = s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -45,6 +42,15 @@ put_string(struct strbuf *sb, const char *s)
             strbuf_add(sb, p, 1);
     }
     strbuf_puts(sb, "\"");
+}
+
+static void
+put_string(struct strbuf *sb, const char *s)
+{
+    if (plain_safe(s))
+        strbuf_puts(sb, s);
+    else
+        put_quoted(sb, s);
 }
 
 static const char *
@@ -89,10 +95,12 @@ put_type(struct strbuf *sb, const struct instance_type *t)
         strbuf_puts(sb, "      - name: ");
         put_string(sb, t->env[i].name);
         strbuf_puts(sb, "\n        value: ");
-        /* Values are always quoted: "1" must stay a string. */
-        strbuf_puts(sb, "\"");
-        strbuf_puts(sb, t->env[i].value);
-        strbuf_puts(sb, "\"\n        why: ");
+        /*
+         * Values are always quoted: "1" must stay a string. Escaped, as
+         * fuzz_policy found: a value with a '"' printed unreadable YAML.
+         */
+        put_quoted(sb, t->env[i].value);
+        strbuf_puts(sb, "\n        why: ");
         put_string(sb, t->env[i].why);
         strbuf_puts(sb, "\n");
     }

@@ -4,6 +4,7 @@
 #include "webhook/http.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,6 +12,14 @@
 #include <string.h>
 
 #include "webhook/log.h"
+
+static atomic_bool http_closing;
+
+void
+http_set_closing(void)
+{
+    atomic_store(&http_closing, true);
+}
 
 static _Thread_local char *http_capture;
 static _Thread_local size_t http_capture_len;
@@ -37,7 +46,10 @@ http_reply(struct MHD_Connection *conn, unsigned int code,
     if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 content_type) != MHD_YES ||
         (allow != NULL && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-                                                  allow) != MHD_YES)) {
+                                                  allow) != MHD_YES) ||
+        (atomic_load(&http_closing) &&
+         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+                                 "close") != MHD_YES)) {
         MHD_destroy_response(resp);
         return MHD_NO;
     }

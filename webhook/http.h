@@ -23,6 +23,13 @@
  * static. allow, when not NULL, is sent as the Allow header. MHD_NO
  * (close the connection) only when not even that could be built.
  */
+/*
+ * Once the process is stopping, every response says "Connection: close",
+ * so a keep-alive client sends nothing more on a connection about to be
+ * closed (a POST the apiserver wrote there could not be retried).
+ */
+void http_set_closing(void);
+
 enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned int code,
                            const char *content_type, char *body, size_t len,
                            bool owned, const char *allow);

@@ -542,6 +542,14 @@ server_set_snapshot(struct server *srv, struct snapshot *s)
     return metrics_set_policy(srv->metrics, s);
 }
 
+static unsigned int
+server_connections(struct server *srv)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(
+        srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
+}
+
 void
 server_stop(struct server *srv, unsigned int grace_ms)
 {
@@ -550,8 +558,15 @@ server_stop(struct server *srv, unsigned int grace_ms)
 
     if (srv == NULL)
         return;
+    /* From here every response closes its connection, and new connects
+     * are refused at once rather than left in the backlog. */
+    http_set_closing();
     fd = MHD_quiesce_daemon(srv->daemon);
-    for (unsigned int ms = 0; ms < grace_ms && atomic_load(&srv->in_flight) > 0;
+    if (fd != MHD_INVALID_SOCKET)
+        shutdown(fd, SHUT_RDWR);
+    /* Connections, not only requests begun: a request still in a socket
+     * buffer is answered too. Idle keep-alive ones wait out the grace. */
+    for (unsigned int ms = 0; ms < grace_ms && server_connections(srv) > 0;
          ms += 10)
         nanosleep(&tick, NULL);
     if (atomic_load(&srv->in_flight) > 0)
