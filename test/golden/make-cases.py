@@ -1177,6 +1177,21 @@ def _(n):
     return tj_16x1(n, annotations={"topogate.io/skip": "true"})
 
 
+# Opting out restricted to the namespaces that may: off everywhere, on
+# for the pod's namespace; and the reverse.
+@case("policy-optout-namespace-allowed",
+      policy=policy(optOut="false",
+                    namespaces="  - name: ml-training\n    optOut: true\n"))
+def _(n):
+    return tj_16x1(n, annotations={"topogate.io/skip": "true"})
+
+
+@case("policy-optout-namespace-refused",
+      policy=policy(namespaces="  - name: ml-training\n    optOut: false\n"))
+def _(n):
+    return tj_16x1(n, annotations={"topogate.io/skip": "true"})
+
+
 @case("policy-unknown-type-deny", policy=policy(unknownInstanceType="deny"))
 def _(n):
     return tj_16x1(n, node_selector=it("p9.mega"))
