@@ -51,7 +51,7 @@
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:"                              \
     "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:"                \
     "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"                          \
-    "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:"             \
+    "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:"              \
     "%SERVER_PRECEDENCE"
 
 /*
@@ -80,6 +80,7 @@ struct server {
     struct snapshot *snapshot;
     struct tls_creds *creds; /* what the next connection is given */
     atomic_int in_flight;    /* requests between headers and completion */
+    atomic_uint started;     /* requests ever begun: shows a quiet spell */
 };
 
 /* libmicrohttpd's socket context: what one connection holds. */
@@ -172,6 +173,7 @@ server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
     req->start = dc != NULL ? deadline_since(dc) : deadline_now();
     *con_cls = req;
     atomic_fetch_add(&srv->in_flight, 1);
+    atomic_fetch_add(&srv->started, 1);
 
     if (strcmp(url, "/mutate") != 0) {
         log_debug("not found: %s %s", method, url);
@@ -542,11 +544,14 @@ server_set_snapshot(struct server *srv, struct snapshot *s)
     return metrics_set_policy(srv->metrics, s);
 }
 
+/* How long no request may begin before a stopping server closes. */
+#define SERVER_QUIET_MS 200
+
 static unsigned int
 server_connections(struct server *srv)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(
-        srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return info ? info->num_connections : 0;
 }
 
@@ -564,11 +569,22 @@ server_stop(struct server *srv, unsigned int grace_ms)
     fd = MHD_quiesce_daemon(srv->daemon);
     if (fd != MHD_INVALID_SOCKET)
         shutdown(fd, SHUT_RDWR);
-    /* Connections, not only requests begun: a request still in a socket
-     * buffer is answered too. Idle keep-alive ones wait out the grace. */
-    for (unsigned int ms = 0; ms < grace_ms && server_connections(srv) > 0;
-         ms += 10)
+    /*
+     * Until every connection has closed, or none has had a request for a
+     * quiet spell: a request a client already wrote is in a socket buffer
+     * and is read within milliseconds, so it is answered too; an idle
+     * keep-alive connection does not hold the exit up.
+     */
+    unsigned int quiet = 0, seen = atomic_load(&srv->started);
+    for (unsigned int ms = 0; ms < grace_ms && server_connections(srv) > 0 &&
+                              quiet < SERVER_QUIET_MS;
+         ms += 10) {
         nanosleep(&tick, NULL);
+        unsigned int now = atomic_load(&srv->started);
+        quiet =
+            (now == seen && atomic_load(&srv->in_flight) == 0) ? quiet + 10 : 0;
+        seen = now;
+    }
     if (atomic_load(&srv->in_flight) > 0)
         log_warnx("stopping with %d requests unanswered",
                   atomic_load(&srv->in_flight));
