@@ -2,48 +2,44 @@
 #include "jsonpatch.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-#include <cjson/cJSON.h>
-#include <openssl/evp.h>
+/*
+ * Each op is printed where it lies: the value straight from the decision's
+ * tree, with no copy into a patch tree first.
+ */
+void
+jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n)
+{
+    jsonout_lit(o, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            jsonout_lit(o, ",");
+        if (ops[i].kind == OP_REPLACE)
+            jsonout_lit(o, "{\"op\":\"replace\",\"path\":");
+        else
+            jsonout_lit(o, "{\"op\":\"add\",\"path\":");
+        jsonout_string(o, ops[i].path);
+        jsonout_lit(o, ",\"value\":");
+        jsonout_value(o, ops[i].value);
+        jsonout_lit(o, "}");
+    }
+    jsonout_lit(o, "]");
+}
 
 char *
 jsonpatch_write(const struct op *ops, size_t n)
 {
-    cJSON *patch = cJSON_CreateArray();
-    char *text = NULL;
+    struct jsonout o = {0};
 
-    if (patch == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        cJSON *op = cJSON_CreateObject();
-        cJSON *value = cJSON_Duplicate(ops[i].value, 1);
-        if (!cJSON_AddItemToArray(patch, op) ||
-            !cJSON_AddStringToObject(
-                op, "op", ops[i].kind == OP_REPLACE ? "replace" : "add") ||
-            !cJSON_AddStringToObject(op, "path", ops[i].path) ||
-            !cJSON_AddItemToObject(op, "value", value)) {
-            cJSON_Delete(value);
-            goto out;
-        }
-    }
-    text = cJSON_PrintUnformatted(patch);
-out:
-    cJSON_Delete(patch);
-    return text;
+    jsonpatch_print(&o, ops, n);
+    return jsonout_take(&o, NULL);
 }
 
 char *
 jsonpatch_base64(const char *bytes, size_t len)
 {
-    /* 4 output bytes per 3 input bytes, rounded up, plus the NUL. */
-    char *out = malloc((len + 2) / 3 * 4 + 1);
+    struct jsonout o = {0};
 
-    if (out == NULL || len > (size_t)1 << 30) {
-        free(out);
-        return NULL;
-    }
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)bytes,
-                    (int)len);
-    return out;
+    jsonout_base64(&o, bytes, len);
+    return jsonout_take(&o, NULL);
 }

@@ -8,6 +8,10 @@
 #include <stddef.h>
 
 #include "policy/decision.h"
+#include "webhook/jsonout.h"
+
+/* Appends the JSON text of the ops to o (see jsonout.h for failure). */
+void jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n);
 
 /* Owned JSON text of the ops; NULL when out of memory. */
 char *jsonpatch_write(const struct op *ops, size_t n);

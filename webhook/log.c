@@ -14,6 +14,9 @@
 #define LOG_LINE_MAX 2048
 
 static const char *log_progname = "topogate";
+static _Thread_local time_t log_stamp_sec = -1;
+static _Thread_local char log_stamp[32];
+static _Thread_local size_t log_stamp_len;
 static atomic_bool log_verbose;
 
 void
@@ -44,8 +47,15 @@ log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
     int r;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    n = strftime(line, room, "%Y-%m-%dT%H:%M:%S", &tm);
+    /* One review line per request: format the date once a second. */
+    if (ts.tv_sec != log_stamp_sec) {
+        gmtime_r(&ts.tv_sec, &tm);
+        log_stamp_len =
+            strftime(log_stamp, sizeof(log_stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+        log_stamp_sec = ts.tv_sec;
+    }
+    memcpy(line, log_stamp, log_stamp_len);
+    n = log_stamp_len;
     r = snprintf(line + n, room - n, ".%03ldZ %s %s: ", ts.tv_nsec / 1000000,
                  log_progname, level);
     n += (r > 0 && (size_t)r < room - n) ? (size_t)r : 0;

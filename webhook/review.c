@@ -7,6 +7,7 @@
  */
 #include "review.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "jsonpatch.h"
+#include "webhook/jsonarena.h"
+#include "webhook/jsonout.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
 
@@ -146,34 +149,21 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     return 0;
 }
 
-static int
-add_status(cJSON *resp, const struct decision *d)
+/* The patch text, then its base64 in place in the response. */
+static void
+add_patch(struct jsonout *o, const struct decision *d)
 {
-    cJSON *st = cJSON_AddObjectToObject(resp, "status");
+    struct jsonout patch = {0};
 
-    return st && cJSON_AddStringToObject(st, "status", "Failure") &&
-                   cJSON_AddStringToObject(st, "message",
-                                           d->message ? d->message : "") &&
-                   cJSON_AddStringToObject(st, "reason",
-                                           status_reason(d->code)) &&
-                   cJSON_AddNumberToObject(st, "code", d->code)
-               ? 0
-               : -1;
-}
-
-static int
-add_patch(cJSON *resp, const struct decision *d)
-{
-    char *text = jsonpatch_write(d->ops, d->n_ops);
-    char *b64 = text ? jsonpatch_base64(text, strlen(text)) : NULL;
-    int rc = -1;
-
-    if (b64 && cJSON_AddStringToObject(resp, "patchType", "JSONPatch") &&
-        cJSON_AddStringToObject(resp, "patch", b64))
-        rc = 0;
-    free(text);
-    free(b64);
-    return rc;
+    jsonpatch_print(&patch, d->ops, d->n_ops);
+    if (patch.failed) {
+        o->failed = true;
+        return;
+    }
+    jsonout_lit(o, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+    jsonout_base64(o, patch.buf, patch.len);
+    jsonout_lit(o, "\"");
+    jsonout_free(&patch);
 }
 
 /*
@@ -181,52 +171,59 @@ add_patch(cJSON *resp, const struct decision *d)
  * mode, so an audit-mode log reads as the enforce-mode future), the mode,
  * and why. The apiserver prefixes each key with the webhook's name.
  */
-static int
-add_audit(cJSON *resp, const struct decision *d)
+static void
+add_audit(struct jsonout *o, const struct decision *d)
 {
-    cJSON *aa = cJSON_AddObjectToObject(resp, "auditAnnotations");
-
-    return aa &&
-                   cJSON_AddStringToObject(aa, "decision",
-                                           verdict_name(d->judged)) &&
-                   (d->mode[0] == '\0' ||
-                    cJSON_AddStringToObject(aa, "mode", d->mode)) &&
-                   cJSON_AddStringToObject(aa, "reason",
-                                           d->reason ? d->reason : "")
-               ? 0
-               : -1;
+    jsonout_lit(o, ",\"auditAnnotations\":{\"decision\":");
+    jsonout_string(o, verdict_name(d->judged));
+    if (d->mode != NULL && d->mode[0] != '\0') {
+        jsonout_lit(o, ",\"mode\":");
+        jsonout_string(o, d->mode);
+    }
+    jsonout_lit(o, ",\"reason\":");
+    jsonout_string(o, d->reason);
+    jsonout_lit(o, "}");
 }
 
+/*
+ * The response, written straight as text: the same bytes as a cJSON tree
+ * of it printed compact, with encoding/json's newline at the end.
+ */
 static char *
-encode(const struct admission *req, const struct decision *d)
+encode(const struct admission *req, const struct decision *d, size_t *len)
 {
-    cJSON *root = cJSON_CreateObject(), *resp, *warnings;
-    char *text = NULL;
+    struct jsonout o = {0};
 
-    if (!cJSON_AddStringToObject(root, "apiVersion", REVIEW_API_VERSION) ||
-        !cJSON_AddStringToObject(root, "kind", REVIEW_KIND) ||
-        (resp = cJSON_AddObjectToObject(root, "response")) == NULL ||
-        !cJSON_AddStringToObject(resp, "uid", req->uid) ||
-        !cJSON_AddBoolToObject(resp, "allowed", d->allowed))
-        goto out;
-    if (!d->allowed && add_status(resp, d) < 0)
-        goto out;
-    if (d->n_ops > 0 && add_patch(resp, d) < 0)
-        goto out;
-    if (d->n_warnings > 0) {
-        warnings = cJSON_CreateStringArray((const char *const *)d->warnings,
-                                           (int)d->n_warnings);
-        if (!cJSON_AddItemToObject(resp, "warnings", warnings)) {
-            cJSON_Delete(warnings);
-            goto out;
-        }
+    jsonout_lit(&o, "{\"apiVersion\":\"" REVIEW_API_VERSION
+                    "\",\"kind\":\"" REVIEW_KIND "\",\"response\":{\"uid\":");
+    jsonout_string(&o, req->uid);
+    if (d->allowed) {
+        jsonout_lit(&o, ",\"allowed\":true");
+    } else {
+        jsonout_lit(&o, ",\"allowed\":false,\"status\":{\"status\":"
+                        "\"Failure\",\"message\":");
+        jsonout_string(&o, d->message);
+        jsonout_lit(&o, ",\"reason\":");
+        jsonout_string(&o, status_reason(d->code));
+        jsonout_lit(&o, ",\"code\":");
+        jsonout_int(&o, d->code);
+        jsonout_lit(&o, "}");
     }
-    if (d->verdict != VERDICT_IGNORE && add_audit(resp, d) < 0)
-        goto out;
-    text = print_line(root);
-out:
-    cJSON_Delete(root);
-    return text;
+    if (d->n_ops > 0)
+        add_patch(&o, d);
+    if (d->n_warnings > 0) {
+        jsonout_lit(&o, ",\"warnings\":[");
+        for (size_t i = 0; i < d->n_warnings; i++) {
+            if (i > 0)
+                jsonout_lit(&o, ",");
+            jsonout_string(&o, d->warnings[i]);
+        }
+        jsonout_lit(&o, "]");
+    }
+    if (d->verdict != VERDICT_IGNORE)
+        add_audit(&o, d);
+    jsonout_lit(&o, "}}\n");
+    return jsonout_take(&o, len);
 }
 
 static int
@@ -262,38 +259,51 @@ review_respond(const struct snapshot *s, const char *body, size_t len,
     const char *end = body;
     char msg[256];
     cJSON *root;
+    bool arena;
     int rc;
 
     memset(out, 0, sizeof(*out));
+    /*
+     * The review is only read: parsed into this thread's arena, it is
+     * dropped at once at the end instead of freed node by node.
+     */
+    arena = jsonarena_begin() == 0;
     /* The Opts form reports the error position here, not in a global. */
     root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (jsonarena_end()) {
+        jsonarena_reset();
+        return fail(out, 500, "out of memory");
+    }
     if (root == NULL) {
+        if (arena)
+            jsonarena_reset();
         snprintf(msg, sizeof(msg),
                  "malformed JSON near byte %td (or nested too deeply)",
                  end - body);
         return fail(out, 400, msg);
     }
+    decision_init(&d);
     if (decode(root, &req, msg, sizeof(msg)) < 0) {
         rc = fail(out, 400, msg);
-        cJSON_Delete(root);
-        return rc;
+        goto done;
     }
-    decision_init(&d);
     if (decide(s, &req, &d) < 0) {
         rc = fail(out, 500, "out of memory");
         goto done;
     }
     remember(out, &req, &d);
     out->http_status = 200;
-    if ((out->body = encode(&req, &d)) == NULL) {
+    if ((out->body = encode(&req, &d, &out->body_len)) == NULL) {
         rc = fail(out, 500, "out of memory");
         goto done;
     }
-    out->body_len = strlen(out->body);
     rc = 0;
 done:
     decision_free(&d);
-    cJSON_Delete(root);
+    if (arena)
+        jsonarena_reset();
+    else
+        cJSON_Delete(root);
     return rc;
 }
 

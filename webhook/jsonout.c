@@ -1,0 +1,187 @@
+/* jsonout.c - see jsonout.h. */
+#include "webhook/jsonout.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A review's response is one to two KB. */
+#define JSONOUT_FIRST 4096
+
+bool
+jsonout_reserve(struct jsonout *o, size_t n)
+{
+    size_t cap;
+    char *p;
+
+    if (o->failed)
+        return false;
+    if (o->cap - o->len > n)
+        return true;
+    if (n > (size_t)INT_MAX - o->len) /* cJSON prints into an int length */
+        goto fail;
+    cap = o->cap > 0 ? o->cap : JSONOUT_FIRST;
+    while (cap - o->len <= n)
+        cap *= 2;
+    if ((p = realloc(o->buf, cap)) == NULL)
+        goto fail;
+    o->buf = p;
+    o->cap = cap;
+    return true;
+fail:
+    o->failed = true;
+    return false;
+}
+
+void
+jsonout_raw(struct jsonout *o, const char *text, size_t len)
+{
+    if (!jsonout_reserve(o, len))
+        return;
+    memcpy(o->buf + o->len, text, len);
+    o->len += len;
+    o->buf[o->len] = '\0';
+}
+
+/* cJSON's escapes: the two-character ones, \u00XX for other controls. */
+void
+jsonout_string(struct jsonout *o, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *in = (const unsigned char *)(s != NULL ? s : "");
+    size_t n = strlen((const char *)in);
+    char *w;
+
+    /* At most 6 bytes per input byte, and the quotes. */
+    if (n > ((size_t)INT_MAX - 2) / 6 || !jsonout_reserve(o, 6 * n + 2))
+        return;
+    w = o->buf + o->len;
+    *w++ = '"';
+    for (; *in != '\0'; in++) {
+        unsigned char c = *in;
+
+        if (c > 31 && c != '"' && c != '\\') {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *w++ = (char)c;
+            break;
+        case '\b':
+            *w++ = 'b';
+            break;
+        case '\f':
+            *w++ = 'f';
+            break;
+        case '\n':
+            *w++ = 'n';
+            break;
+        case '\r':
+            *w++ = 'r';
+            break;
+        case '\t':
+            *w++ = 't';
+            break;
+        default:
+            *w++ = 'u';
+            *w++ = '0';
+            *w++ = '0';
+            *w++ = hex[c >> 4];
+            *w++ = hex[c & 15];
+        }
+    }
+    *w++ = '"';
+    *w = '\0';
+    o->len = (size_t)(w - o->buf);
+}
+
+void
+jsonout_int(struct jsonout *o, long n)
+{
+    char num[24];
+    int len = snprintf(num, sizeof(num), "%ld", n);
+
+    jsonout_raw(o, num, (size_t)len);
+}
+
+void
+jsonout_value(struct jsonout *o, const cJSON *value)
+{
+    /* Most values are small; a larger one is retried with more room. */
+    size_t room = 256;
+
+    while (jsonout_reserve(o, room)) {
+        if (cJSON_PrintPreallocated((cJSON *)value, o->buf + o->len,
+                                    (int)(o->cap - o->len), 0)) {
+            o->len += strlen(o->buf + o->len);
+            return;
+        }
+        if (room > (size_t)INT_MAX / 2) {
+            o->failed = true;
+            return;
+        }
+        room = 2 * (o->cap - o->len);
+    }
+}
+
+void
+jsonout_base64(struct jsonout *o, const char *bytes, size_t len)
+{
+    static const char abc[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *in = (const unsigned char *)bytes;
+    size_t i = 0;
+    char *w;
+
+    if (len > (size_t)INT_MAX / 4 * 3 || !jsonout_reserve(o, (len + 2) / 3 * 4))
+        return;
+    w = o->buf + o->len;
+    for (; i + 3 <= len; i += 3) {
+        unsigned long v = (unsigned long)in[i] << 16 |
+                          (unsigned long)in[i + 1] << 8 | in[i + 2];
+        *w++ = abc[v >> 18];
+        *w++ = abc[(v >> 12) & 63];
+        *w++ = abc[(v >> 6) & 63];
+        *w++ = abc[v & 63];
+    }
+    if (i < len) {
+        unsigned long v = (unsigned long)in[i] << 16;
+
+        if (i + 1 < len)
+            v |= (unsigned long)in[i + 1] << 8;
+        *w++ = abc[v >> 18];
+        *w++ = abc[(v >> 12) & 63];
+        *w++ = i + 1 < len ? abc[(v >> 6) & 63] : '=';
+        *w++ = '=';
+    }
+    *w = '\0';
+    o->len = (size_t)(w - o->buf);
+}
+
+char *
+jsonout_take(struct jsonout *o, size_t *len)
+{
+    char *text;
+
+    if (o->buf == NULL && jsonout_reserve(o, 0))
+        o->buf[0] = '\0'; /* nothing written: the empty text */
+    text = o->failed ? NULL : o->buf;
+    if (text == NULL) {
+        free(o->buf);
+    } else if (len != NULL) {
+        *len = o->len;
+    }
+    *o = (struct jsonout){0};
+    return text;
+}
+
+void
+jsonout_free(struct jsonout *o)
+{
+    free(o->buf);
+    *o = (struct jsonout){0};
+}

@@ -1,0 +1,54 @@
+/*
+ * jsonout.h - JSON text written straight into one growing buffer.
+ *
+ * The response to a review is a few fixed members around the uid, the
+ * decision's strings and the patch: building a cJSON tree for it only to
+ * print it cost more than deciding. Strings are escaped exactly as cJSON
+ * prints them, and values are printed by cJSON itself, so the bytes are
+ * those cJSON_PrintUnformatted() gives for the same document.
+ *
+ * A zeroed struct jsonout is empty and valid. After an allocation failure
+ * it is marked failed and further writes do nothing: check once, at the
+ * end. jsonout_take() moves the NUL-terminated text out (owned by the
+ * caller); jsonout_free() releases it.
+ */
+#ifndef TOPOGATE_JSONOUT_H
+#define TOPOGATE_JSONOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct jsonout {
+    char *buf;
+    size_t len;
+    size_t cap;
+    bool failed;
+};
+
+/* Room for n more bytes and the NUL; false (and failed) when out of memory. */
+bool jsonout_reserve(struct jsonout *o, size_t n);
+
+/* Bytes as they are: punctuation and member names known to need no escape. */
+void jsonout_raw(struct jsonout *o, const char *text, size_t len);
+/* Only for a string literal (anything else does not compile). */
+#define jsonout_lit(o, literal)                                                \
+    jsonout_raw((o), "" literal, sizeof("" literal) - 1)
+
+/* A quoted, escaped JSON string; NULL is written as "". */
+void jsonout_string(struct jsonout *o, const char *s);
+
+/* A whole number, as cJSON prints one. */
+void jsonout_int(struct jsonout *o, long n);
+
+/* Any cJSON value, compact, printed by cJSON into the buffer. */
+void jsonout_value(struct jsonout *o, const cJSON *value);
+
+/* The base64 (RFC 4648, padded, no line breaks) of len bytes. */
+void jsonout_base64(struct jsonout *o, const char *bytes, size_t len);
+
+char *jsonout_take(struct jsonout *o, size_t *len);
+void jsonout_free(struct jsonout *o);
+
+#endif
