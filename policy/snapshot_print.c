@@ -143,7 +143,8 @@ snapshot_print(const struct snapshot *s)
         put_string(&sb, s->runtime_types[i].instance_type);
         strbuf_puts(&sb, "\n");
     }
-    strbuf_puts(&sb, "instanceTypes:\n");
+    /* An empty table must still read back as a list. */
+    strbuf_puts(&sb, s->n_types ? "instanceTypes:\n" : "instanceTypes: []\n");
     for (size_t i = 0; i < s->n_types; i++)
         put_type(&sb, &s->types[i]);
     return strbuf_take(&sb);

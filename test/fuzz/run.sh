@@ -45,6 +45,12 @@ fi
 # Leaks count as failures; a 2 GiB RSS cap catches runaway allocation.
 OPTS=(-timeout="$TIMEOUT" -rss_limit_mb=2048 -malloc_limit_mb=2048
 	-detect_leaks=1 -print_final_stats=1)
+# The smoke in `make test` (KEEP=0) uses a fixed seed, so a CI run walks
+# the paths it walked before and a failure reproduces; `make fuzz`
+# explores with a fresh seed each run. SEED= overrides.
+if [ "${KEEP:-1}" = 0 ] || [ -n "${SEED:-}" ]; then
+	OPTS+=(-seed="${SEED:-20261121}")
+fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
