@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
 #include "webhook/review.h"
+#include "webhook/file.h"
 
 /* Exit statuses: nothing at or above --fail-on, something is, usage or
  * unreadable input. */
@@ -26,7 +28,7 @@ review_stdin(const struct snapshot *s)
 {
     struct review_result r;
     size_t len;
-    char *body = cmd_read_stream(stdin, &len);
+    char *body = file_read_stream(stdin, SIZE_MAX, &len);
     int status;
 
     if (body == NULL) {

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "policy/pod.h"
 #include "policy/yamljson.h"
+#include "webhook/file.h"
 
 /* Directories nest no deeper than this (a symlink loop ends here). */
 #define WALK_DEPTH 32
@@ -240,8 +242,8 @@ read_one(struct audit_input *in, const char *path)
     char *buf;
     int rc;
 
-    buf = strcmp(path, "-") == 0 ? cmd_read_stream(stdin, &len)
-                                 : cmd_read_file(path, &len);
+    buf = strcmp(path, "-") == 0 ? file_read_stream(stdin, SIZE_MAX, &len)
+                                 : file_read(path, SIZE_MAX, &len);
     if (buf == NULL) {
         fprintf(stderr, "topogate audit: %s: %s\n",
                 strcmp(path, "-") == 0 ? "stdin" : path, strerror(errno));

@@ -22,8 +22,4 @@ int cmd_certgen(int argc, char **argv);
 struct snapshot;
 struct snapshot *cmd_load_policy(const char *path, const char *mode_override);
 
-/* A whole stream or file, NUL-terminated and owned; NULL with errno set. */
-char *cmd_read_stream(FILE *f, size_t *len);
-char *cmd_read_file(const char *path, size_t *len);
-
 #endif

@@ -1,21 +1,20 @@
 /* main.c - `topogate COMMAND ...`: dispatch, and loading the policy. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
+#include "webhook/file.h"
 
 static const struct {
     const char *name;
     int (*run)(int, char **);
 } commands[] = {
-    {"serve", cmd_serve},
-    {"audit", cmd_audit},
-    {"tables", cmd_tables},
-    {"version", cmd_version},
-    {"certgen", cmd_certgen},
+    {"serve", cmd_serve},     {"audit", cmd_audit},     {"tables", cmd_tables},
+    {"version", cmd_version}, {"certgen", cmd_certgen},
 };
 
 static void
@@ -37,54 +36,6 @@ usage(FILE *f)
           f);
 }
 
-char *
-cmd_read_stream(FILE *f, size_t *len)
-{
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-
-    errno = 0;
-    do {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap = (cap ? cap * 2 : 8192));
-            if (grown == NULL) {
-                free(buf);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    } while (got > 0);
-    if (ferror(f)) {
-        /* Keep read(2)'s reason, such as EISDIR for a directory. */
-        free(buf);
-        if (errno == 0)
-            errno = EIO;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-char *
-cmd_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    int saved;
-
-    if (f == NULL)
-        return NULL;
-    buf = cmd_read_stream(f, len);
-    saved = errno;
-    fclose(f);
-    errno = saved;
-    return buf;
-}
-
 struct snapshot *
 cmd_load_policy(const char *path, const char *mode_override)
 {
@@ -93,8 +44,9 @@ cmd_load_policy(const char *path, const char *mode_override)
     enum mode mode;
 
     if (mode_override && mode_parse(mode_override, &mode) < 0) {
-        fprintf(stderr, "topogate: unknown mode '%s' (enforce, warn or "
-                        "audit)\n",
+        fprintf(stderr,
+                "topogate: unknown mode '%s' (enforce, warn or "
+                "audit)\n",
                 mode_override);
         return NULL;
     }
@@ -103,7 +55,7 @@ cmd_load_policy(const char *path, const char *mode_override)
         path = "embedded policy";
     } else {
         size_t len;
-        char *bytes = cmd_read_file(path, &len);
+        char *bytes = file_read(path, SIZE_MAX, &len);
         if (bytes == NULL) {
             fprintf(stderr, "topogate: %s: %s\n", path, strerror(errno));
             return NULL;

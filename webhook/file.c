@@ -1,4 +1,4 @@
-/* file.c - reading a whole small file into memory. */
+/* file.c - reading a whole file or stream into memory. */
 #include "webhook/file.h"
 
 #include <errno.h>
@@ -7,21 +7,18 @@
 #include <string.h>
 
 char *
-file_read(const char *path, size_t *len)
+file_read_stream(FILE *f, size_t max, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
     char *buf = NULL;
     size_t cap = 0, n = 0, got;
     int saved = 0;
 
-    if (f == NULL)
-        return NULL;
     errno = 0;
     do {
         if (n + 1 >= cap) {
             char *grown;
 
-            if (cap > FILE_MAX) {
+            if (cap > max) {
                 saved = EFBIG;
                 goto fail;
             }
@@ -41,15 +38,29 @@ file_read(const char *path, size_t *len)
         saved = errno != 0 ? errno : EIO;
         goto fail;
     }
-    fclose(f);
     buf[n] = '\0';
     *len = n;
     return buf;
 fail:
-    fclose(f);
     free(buf);
     errno = saved;
     return NULL;
+}
+
+char *
+file_read(const char *path, size_t max, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    int saved;
+
+    if (f == NULL)
+        return NULL;
+    buf = file_read_stream(f, max, len);
+    saved = errno;
+    fclose(f);
+    errno = saved;
+    return buf;
 }
 
 void

@@ -42,7 +42,7 @@ reload_policy(struct reload *r)
     struct load_error err;
     struct snapshot *s;
     size_t len;
-    char *bytes = file_read(path, &len);
+    char *bytes = file_read(path, FILE_MAX, &len);
 
     if (bytes == NULL) {
         log_warnx("policy reload: cannot read '%s': %s; policy %016llx "

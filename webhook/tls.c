@@ -80,7 +80,7 @@ tls_set_client_ca(struct tls_creds *c, const char *path, char *err,
 {
     gnutls_datum_t d;
     size_t len;
-    char *pem = file_read(path, &len);
+    char *pem = file_read(path, FILE_MAX, &len);
     int rc;
 
     if (pem == NULL) {
@@ -120,13 +120,13 @@ tls_creds_load(const char *cert_path, const char *key_path,
         return NULL;
     }
     atomic_init(&c->refs, 1);
-    cert_pem = file_read(cert_path, &cert_len);
+    cert_pem = file_read(cert_path, FILE_MAX, &cert_len);
     if (cert_pem == NULL) {
         snprintf(err, err_len, "cannot read '%s': %s", cert_path,
                  strerror(errno));
         goto out;
     }
-    key_pem = file_read(key_path, &key_len);
+    key_pem = file_read(key_path, FILE_MAX, &key_len);
     if (key_pem == NULL) {
         snprintf(err, err_len, "cannot read '%s': %s", key_path,
                  strerror(errno));
