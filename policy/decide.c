@@ -12,52 +12,10 @@
 #include "mutate.h"
 #include "placement.h"
 #include "pod.h"
-#include "strbuf.h"
 #include "workload.h"
 
 #define ANNOTATION_SKIP "topogate.io/skip"
 #define ANNOTATION_WHOLE_NODE "topogate.io/whole-node"
-
-/* The finding's first part is the reason; the rest, the fix. */
-static int
-take_reason(struct decision *d, const struct finding *f)
-{
-    free(d->reason);
-    free(d->fix);
-    d->reason = strdup(f->parts[0].buf ? f->parts[0].buf : "");
-    d->fix = finding_fix(f);
-    return d->reason && (d->fix || f->n_parts < 2) ? 0 : -1;
-}
-
-/* Every part of a finding as its own warning line. */
-static int
-warn_finding(struct decision *d, const struct finding *f)
-{
-    for (size_t i = 0; i < f->n_parts; i++)
-        if (f->parts[i].buf && decision_warn(d, "%s", f->parts[i].buf) < 0)
-            return -1;
-    return 0;
-}
-
-/* The deny message: the parts of the finding on one line. */
-static int
-deny_finding(struct decision *d, const struct finding *f)
-{
-    struct strbuf sb = {0};
-    char *msg;
-    int rc;
-
-    for (size_t i = 0; i < f->n_parts; i++) {
-        if (i > 0)
-            strbuf_puts(&sb, "; ");
-        strbuf_puts(&sb, f->parts[i].buf ? f->parts[i].buf : "");
-    }
-    if ((msg = strbuf_take(&sb)) == NULL)
-        return -1;
-    rc = decision_deny(d, "%s", msg);
-    free(msg);
-    return rc;
-}
 
 /* Audit mode's account of the patch it did not make. */
 static int
@@ -126,11 +84,12 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         /* Nothing is patched on a denied pod. */
         drop_ops(d);
         d->judged = VERDICT_DENY;
-        if (deny_finding(d, &worst) == 0 && take_reason(d, &worst) == 0)
+        if (finding_deny(d, &worst, NULL) == 0 &&
+            finding_explain(d, &worst) == 0)
             rc = 0;
         goto out;
     }
-    if (worst.sev != SEV_OK && warn_finding(d, &worst) < 0)
+    if (worst.sev != SEV_OK && finding_warn(d, &worst) < 0)
         goto out;
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
@@ -141,7 +100,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (worst.sev == SEV_HARD)
         d->verdict = VERDICT_WARN;
     if (worst.sev != SEV_OK
-            ? take_reason(d, &worst) < 0
+            ? finding_explain(d, &worst) < 0
             : decision_set_reason(d, d->n_ops ? "patched to the node's fast "
                                                 "shape"
                                               : "already in the node's "

@@ -70,7 +70,7 @@ int decision_replace(struct decision *d, const char *path, cJSON *value);
 int decision_add_at(struct decision *d, cJSON *value, const char *prefix,
                     const char *key);
 
-/* Replaces message and reason; printf-style. 0 or -1. */
+/* Denies with this message (403), replacing any; printf-style. 0 or -1. */
 int decision_deny(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -16,7 +16,6 @@
 #include "pod.h"
 #include "podbuild.h"
 #include "repack.h"
-#include "strbuf.h"
 
 #define ANNOTATION_SKIP "topogate.io/skip"
 #define LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
@@ -108,35 +107,19 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
     return 0;
 }
 
-/* The finding as reason and fix, and as the deny message (parts joined). */
+/* Refused in enforce, warned otherwise; extra (may be NULL) says why it
+ * was not repacked. */
 static int
-take_finding(struct decision *d, const struct finding *f, bool deny,
-             const char *extra)
+report_finding(struct decision *d, const struct finding *f, bool deny,
+               const char *extra)
 {
-    struct strbuf sb = {0};
-    char *msg;
-    int rc = 0;
-
-    free(d->fix);
-    d->fix = finding_fix(f);
-    if (decision_set_reason(d, f->parts[0].buf ? f->parts[0].buf : "") < 0)
-        return -1;
-    for (size_t i = 0; i < f->n_parts; i++)
-        strbuf_printf(&sb, "%s%s", i ? "; " : "",
-                      f->parts[i].buf ? f->parts[i].buf : "");
-    if (extra)
-        strbuf_printf(&sb, "; %s", extra);
-    if ((msg = strbuf_take(&sb)) == NULL)
+    if (finding_explain(d, f) < 0)
         return -1;
     if (deny)
-        rc = decision_deny(d, "%s", msg);
-    else
-        for (size_t i = 0; i < f->n_parts && rc == 0; i++)
-            rc = decision_warn(d, "%s", f->parts[i].buf ? f->parts[i].buf : "");
-    if (!deny && extra && rc == 0)
-        rc = decision_warn(d, "%s", extra);
-    free(msg);
-    return rc;
+        return finding_deny(d, f, extra);
+    if (finding_warn(d, f) < 0)
+        return -1;
+    return extra ? decision_warn(d, "%s", extra) : 0;
 }
 
 /* A fragmented job: repack it when allowed and safe, else refuse it. */
@@ -169,9 +152,9 @@ fragmented(const struct snapshot *s, const struct admission *req,
         snprintf(extra, sizeof(extra), "not repacked: %s", why);
     }
     if (mode == MODE_ENFORCE)
-        return take_finding(d, &v->worst, true, extra[0] ? extra : NULL);
+        return report_finding(d, &v->worst, true, extra[0] ? extra : NULL);
     d->verdict = VERDICT_WARN;
-    return take_finding(d, &v->worst, false, extra[0] ? extra : NULL);
+    return report_finding(d, &v->worst, false, extra[0] ? extra : NULL);
 }
 
 /* An UPDATE that leaves the spec alone (labels, finalizers) is not ours. */
@@ -237,7 +220,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
     if (v.worst.sev == SEV_HARD)
         rc = fragmented(s, req, &e, &v, mode, d);
     else if (v.worst.sev == SEV_SOFT)
-        rc = take_finding(d, &v.worst, false, NULL);
+        rc = report_finding(d, &v.worst, false, NULL);
     else
         rc = decision_set_reason(d, "whole-node layout");
     if (rc == 0 && mode == MODE_AUDIT && d->judged == VERDICT_DENY &&

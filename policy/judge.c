@@ -1,6 +1,7 @@
 /* judge.c - see judge.h. The layout rules of DESIGN.md "Decision" 4. */
 #include "judge.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "advice.h"
@@ -151,4 +152,42 @@ finding_fix(const struct finding *f)
         strbuf_puts(&sb, f->parts[i].buf ? f->parts[i].buf : "");
     }
     return f->n_parts > 1 ? strbuf_take(&sb) : NULL;
+}
+
+int
+finding_explain(struct decision *d, const struct finding *f)
+{
+    free(d->fix);
+    d->fix = finding_fix(f);
+    if (f->n_parts > 1 && d->fix == NULL)
+        return -1;
+    return decision_set_reason(d, f->parts[0].buf ? f->parts[0].buf : "");
+}
+
+int
+finding_warn(struct decision *d, const struct finding *f)
+{
+    for (size_t i = 0; i < f->n_parts; i++)
+        if (f->parts[i].buf && decision_warn(d, "%s", f->parts[i].buf) < 0)
+            return -1;
+    return 0;
+}
+
+int
+finding_deny(struct decision *d, const struct finding *f, const char *extra)
+{
+    struct strbuf sb = {0};
+    char *msg;
+    int rc;
+
+    for (size_t i = 0; i < f->n_parts; i++)
+        strbuf_printf(&sb, "%s%s", i ? "; " : "",
+                      f->parts[i].buf ? f->parts[i].buf : "");
+    if (extra)
+        strbuf_printf(&sb, "; %s", extra);
+    if ((msg = strbuf_take(&sb)) == NULL)
+        return -1;
+    rc = decision_deny(d, "%s", msg);
+    free(msg);
+    return rc;
 }

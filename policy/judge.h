@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "decision.h"
 #include "placement.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -42,5 +43,16 @@ void finding_free(struct finding *f);
 
 /* Parts 1.. joined with "; ": the fix. NULL when none or out of memory. */
 char *finding_fix(const struct finding *f);
+
+/*
+ * A finding into a decision; each returns 0, or -1 out of memory.
+ * explain: part 0 as the reason, the rest as the fix. warn: each part as
+ * its own warning line. deny: the parts on one line as the deny message,
+ * then "; extra" when extra is not NULL.
+ */
+int finding_explain(struct decision *d, const struct finding *f);
+int finding_warn(struct decision *d, const struct finding *f);
+int finding_deny(struct decision *d, const struct finding *f,
+                 const char *extra);
 
 #endif
