@@ -65,21 +65,6 @@ request_for(const struct expansion *e, const char *kind, const char *group,
     };
 }
 
-/* The API group of an object, for job_kind(): "kubeflow.org". */
-static void
-group_of(const cJSON *obj, char *buf, size_t len)
-{
-    const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
-    const char *slash;
-
-    buf[0] = '\0';
-    if (cJSON_IsString(api) && (slash = strchr(api->valuestring, '/')) &&
-        (size_t)(slash - api->valuestring) < len) {
-        memcpy(buf, api->valuestring, (size_t)(slash - api->valuestring));
-        buf[slash - api->valuestring] = '\0';
-    }
-}
-
 static int
 audit_pods(const struct snapshot *s, struct audit_item *it)
 {
@@ -119,7 +104,7 @@ audit_object(const struct snapshot *s, const cJSON *obj,
     if (it->e.skipped)
         return 0;
     it->outcome = OUTCOME_ALLOW;
-    group_of(obj, group, sizeof(group));
+    expand_api_group(obj, group, sizeof(group));
     if (job_kind(group, it->e.kind)) {
         struct admission req = request_for(&it->e, it->e.kind, group, obj);
         it->has_job = true;

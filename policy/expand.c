@@ -14,9 +14,8 @@
 #define LABEL_RJ_REPLICAS "jobset.sigs.k8s.io/replicatedjob-replicas"
 #define LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
 
-/* "apps/v1" -> "apps"; "v1" -> "". Writes into buf. */
-static const char *
-api_group(const cJSON *obj, char *buf, size_t len)
+const char *
+expand_api_group(const cJSON *obj, char *buf, size_t len)
 {
     const char *api = json_string(obj, "apiVersion");
     const char *slash = api ? strchr(api, '/') : NULL;
@@ -120,7 +119,7 @@ expand_is_runtime(const cJSON *obj)
     char group[128];
 
     return kind &&
-           strcmp(api_group(obj, group, sizeof(group)),
+           strcmp(expand_api_group(obj, group, sizeof(group)),
                   "trainer.kubeflow.org") == 0 &&
            (strcmp(kind, "TrainingRuntime") == 0 ||
             strcmp(kind, "ClusterTrainingRuntime") == 0);
@@ -161,7 +160,7 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
         e->skipped = true;
         return podbuild_note(e, "not a Kubernetes object (no kind)");
     }
-    api_group(obj, group, sizeof(group));
+    expand_api_group(obj, group, sizeof(group));
     if ((rc = expand_builtin(obj, group, e)) <= 0)
         return rc;
     if (strcmp(group, "jobset.x-k8s.io") == 0 && strcmp(e->kind, "JobSet") == 0)

@@ -62,6 +62,9 @@ int expand(const cJSON *obj, const struct runtimes *rt, struct expansion *out);
 
 void expansion_free(struct expansion *e);
 
+/* The object's API group, into buf: "apps/v1" -> "apps"; "v1" -> "". */
+const char *expand_api_group(const cJSON *obj, char *buf, size_t len);
+
 /* True for TrainingRuntime and ClusterTrainingRuntime. */
 bool expand_is_runtime(const cJSON *obj);
 
