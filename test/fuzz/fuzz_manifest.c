@@ -15,31 +15,13 @@
 
 #include "policy/audit.h"
 #include "policy/snapshot.h"
+#include "test/fuzz/embedded_policy.h"
 #include "policy/yamljson.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Documents per input worth looking at; more only repeats the work. */
 #define FUZZ_DOCS 16
-
-static struct snapshot *fuzz_snapshot;
-
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    struct load_error err;
-
-    (void)argc;
-    (void)argv;
-    fuzz_snapshot = snapshot_parse_embedded(&err);
-    if (fuzz_snapshot == NULL) {
-        fprintf(stderr, "embedded policy:%d:%d: %s\n", err.line, err.column,
-                err.message);
-        abort();
-    }
-    return 0;
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

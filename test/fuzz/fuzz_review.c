@@ -13,28 +13,10 @@
 #include <string.h>
 
 #include "policy/snapshot.h"
+#include "test/fuzz/embedded_policy.h"
 #include "webhook/review.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct snapshot *fuzz_snapshot;
-
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    struct load_error err;
-
-    (void)argc;
-    (void)argv;
-    fuzz_snapshot = snapshot_parse_embedded(&err);
-    if (fuzz_snapshot == NULL) {
-        fprintf(stderr, "embedded policy:%d:%d: %s\n", err.line, err.column,
-                err.message);
-        abort();
-    }
-    return 0;
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
