@@ -18,12 +18,6 @@
 #define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
 #define TORCH_PORT "29500"
 
-static const cJSON *
-get(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 static bool
 same(const char *a, const char *b)
 {
@@ -37,7 +31,7 @@ find_runtime(const struct runtimes *rt, const char *kind, const char *name,
 {
     for (size_t i = 0; rt && i < rt->n; i++) {
         const cJSON *r = rt->items[i];
-        const cJSON *meta = get(r, "metadata");
+        const cJSON *meta = json_get(r, "metadata");
         const char *rns = json_string(meta, "namespace");
 
         if (!same(json_string(r, "kind"), kind) ||
@@ -133,15 +127,15 @@ override_containers(cJSON *pod_spec, const char *field, const cJSON *list)
     cJSON_ArrayForEach(o, list)
     {
         cJSON *c;
-        cJSON_ArrayForEach(c, get(pod_spec, field))
+        cJSON_ArrayForEach(c, json_get(pod_spec, field))
         {
             if (!same(json_string(c, "name"), json_string(o, "name")))
                 continue;
-            if ((get(o, "env") &&
-                 merge_named(array_member(c, "env"), get(o, "env")) < 0) ||
-                (get(o, "volumeMounts") &&
+            if ((json_get(o, "env") &&
+                 merge_named(array_member(c, "env"), json_get(o, "env")) < 0) ||
+                (json_get(o, "volumeMounts") &&
                  merge_named(array_member(c, "volumeMounts"),
-                             get(o, "volumeMounts")) < 0))
+                             json_get(o, "volumeMounts")) < 0))
                 return -1;
         }
     }
@@ -161,20 +155,21 @@ override_spec(cJSON *pod, const cJSON *o)
 
     if (spec == NULL)
         return -1;
-    if (cJSON_IsObject(get(o, "nodeSelector")) &&
+    if (cJSON_IsObject(json_get(o, "nodeSelector")) &&
         merge_map(podbuild_object(spec, "nodeSelector"),
-                  get(o, "nodeSelector")) < 0)
+                  json_get(o, "nodeSelector")) < 0)
         return -1;
     for (const char *const *f = replaced; *f; f++)
-        if (get(o, *f) && replace_member(spec, *f, get(o, *f)) < 0)
+        if (json_get(o, *f) && replace_member(spec, *f, json_get(o, *f)) < 0)
             return -1;
     for (const char *const *f = appended; *f; f++)
-        if (cJSON_IsArray(get(o, *f)) &&
-            merge_named(array_member(spec, *f), get(o, *f)) < 0)
+        if (cJSON_IsArray(json_get(o, *f)) &&
+            merge_named(array_member(spec, *f), json_get(o, *f)) < 0)
             return -1;
-    if (override_containers(spec, "containers", get(o, "containers")) < 0 ||
-        override_containers(spec, "initContainers", get(o, "initContainers")) <
-            0)
+    if (override_containers(spec, "containers", json_get(o, "containers")) <
+            0 ||
+        override_containers(spec, "initContainers",
+                            json_get(o, "initContainers")) < 0)
         return -1;
     return 0;
 }
@@ -184,12 +179,12 @@ override_metadata(cJSON *pod, const cJSON *meta)
 {
     cJSON *m = podbuild_object(pod, "metadata");
 
-    if (cJSON_IsObject(get(meta, "labels")) &&
-        merge_map(podbuild_object(m, "labels"), get(meta, "labels")) < 0)
+    if (cJSON_IsObject(json_get(meta, "labels")) &&
+        merge_map(podbuild_object(m, "labels"), json_get(meta, "labels")) < 0)
         return -1;
-    if (cJSON_IsObject(get(meta, "annotations")) &&
-        merge_map(podbuild_object(m, "annotations"), get(meta, "annotations")) <
-            0)
+    if (cJSON_IsObject(json_get(meta, "annotations")) &&
+        merge_map(podbuild_object(m, "annotations"),
+                  json_get(meta, "annotations")) < 0)
         return -1;
     return 0;
 }
@@ -199,7 +194,7 @@ targets(const cJSON *override, const char *role)
 {
     const cJSON *t;
 
-    cJSON_ArrayForEach(t, get(override, "targetJobs"))
+    cJSON_ArrayForEach(t, json_get(override, "targetJobs"))
     {
         if (same(json_string(t, "name"), role))
             return true;
@@ -213,17 +208,18 @@ apply_overrides(const cJSON *spec, struct pod_group *g)
 {
     const cJSON *o;
 
-    cJSON_ArrayForEach(o, get(spec, "podSpecOverrides"))
+    cJSON_ArrayForEach(o, json_get(spec, "podSpecOverrides"))
     {
         if (targets(o, g->role) && override_spec(g->pod, o) < 0)
             return -1;
     }
-    cJSON_ArrayForEach(o, get(spec, "podTemplateOverrides"))
+    cJSON_ArrayForEach(o, json_get(spec, "podTemplateOverrides"))
     {
         if (!targets(o, g->role))
             continue;
-        if (override_metadata(g->pod, get(o, "metadata")) < 0 ||
-            (get(o, "spec") && override_spec(g->pod, get(o, "spec")) < 0))
+        if (override_metadata(g->pod, json_get(o, "metadata")) < 0 ||
+            (json_get(o, "spec") &&
+             override_spec(g->pod, json_get(o, "spec")) < 0))
             return -1;
     }
     return 0;
@@ -235,17 +231,21 @@ apply_runtime_patches(const cJSON *spec, struct pod_group *g)
 {
     const cJSON *p;
 
-    cJSON_ArrayForEach(p, get(spec, "runtimePatches"))
+    cJSON_ArrayForEach(p, json_get(spec, "runtimePatches"))
     {
-        const cJSON *tmpl = get(get(p, "trainingRuntimeSpec"), "template");
+        const cJSON *tmpl =
+            json_get(json_get(p, "trainingRuntimeSpec"), "template");
         const cJSON *rj;
-        cJSON_ArrayForEach(rj, get(get(tmpl, "spec"), "replicatedJobs"))
+        cJSON_ArrayForEach(rj,
+                           json_get(json_get(tmpl, "spec"), "replicatedJobs"))
         {
-            const cJSON *pt = get(get(get(rj, "template"), "spec"), "template");
+            const cJSON *pt = json_get(
+                json_get(json_get(rj, "template"), "spec"), "template");
             if (!same(json_string(rj, "name"), g->role))
                 continue;
-            if (override_metadata(g->pod, get(pt, "metadata")) < 0 ||
-                (get(pt, "spec") && override_spec(g->pod, get(pt, "spec")) < 0))
+            if (override_metadata(g->pod, json_get(pt, "metadata")) < 0 ||
+                (json_get(pt, "spec") &&
+                 override_spec(g->pod, json_get(pt, "spec")) < 0))
                 return -1;
         }
     }
@@ -258,26 +258,28 @@ apply_trainer(cJSON *pod, const cJSON *trainer)
 {
     static const char *const replaced[] = {"image", "command", "args", NULL};
     cJSON *c = podbuild_container(pod, NODE);
-    const cJSON *res = get(trainer, "resourcesPerNode");
+    const cJSON *res = json_get(trainer, "resourcesPerNode");
 
     if (c == NULL)
         return 0;
     for (const char *const *f = replaced; *f; f++)
-        if (get(trainer, *f) && replace_member(c, *f, get(trainer, *f)) < 0)
+        if (json_get(trainer, *f) &&
+            replace_member(c, *f, json_get(trainer, *f)) < 0)
             return -1;
-    if (cJSON_IsArray(get(trainer, "env")) &&
-        merge_named(array_member(c, "env"), get(trainer, "env")) < 0)
+    if (cJSON_IsArray(json_get(trainer, "env")) &&
+        merge_named(array_member(c, "env"), json_get(trainer, "env")) < 0)
         return -1;
     /* v2.0-v2.2 replace the container's resources, v2.3 merges them; for
      * the GPU and EFA counts that are both set here the two agree. */
     if (cJSON_IsObject(res)) {
         cJSON *r = podbuild_object(c, "resources");
         if (r == NULL ||
-            (cJSON_IsObject(get(res, "limits")) &&
-             merge_map(podbuild_object(r, "limits"), get(res, "limits")) < 0) ||
-            (cJSON_IsObject(get(res, "requests")) &&
-             merge_map(podbuild_object(r, "requests"), get(res, "requests")) <
-                 0))
+            (cJSON_IsObject(json_get(res, "limits")) &&
+             merge_map(podbuild_object(r, "limits"), json_get(res, "limits")) <
+                 0) ||
+            (cJSON_IsObject(json_get(res, "requests")) &&
+             merge_map(podbuild_object(r, "requests"),
+                       json_get(res, "requests")) < 0))
             return -1;
     }
     return 0;
@@ -327,12 +329,12 @@ label_jobset(cJSON *pod, const struct expansion *e, const char *rj)
 static void
 nproc_text(const cJSON *trainer, const cJSON *ml, char *buf, size_t len)
 {
-    const cJSON *v = get(trainer, "numProcPerNode");
+    const cJSON *v = json_get(trainer, "numProcPerNode");
 
     if (v == NULL)
-        v = get(get(ml, "torch"), "numProcPerNode");
+        v = json_get(json_get(ml, "torch"), "numProcPerNode");
     if (v == NULL)
-        v = get(get(ml, "mpi"), "numProcPerNode");
+        v = json_get(json_get(ml, "mpi"), "numProcPerNode");
     if (cJSON_IsNumber(v))
         snprintf(buf, len, "%.0f", v->valuedouble);
     else if (cJSON_IsString(v))
@@ -347,17 +349,18 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
 {
     const cJSON *rj;
 
-    cJSON_ArrayForEach(rj,
-                       get(get(get(get(runtime, "spec"), "template"), "spec"),
-                           "replicatedJobs"))
+    cJSON_ArrayForEach(
+        rj, json_get(json_get(json_get(json_get(runtime, "spec"), "template"),
+                              "spec"),
+                     "replicatedJobs"))
     {
         const char *name = json_string(rj, "name");
-        const cJSON *job_spec = get(get(rj, "template"), "spec");
+        const cJSON *job_spec = json_get(json_get(rj, "template"), "spec");
         bool node = same(name, NODE);
         long replicas = node ? e->job.nodes
                              : podbuild_long(rj, "replicas", 1) *
                                    podbuild_long(job_spec, "parallelism", 1);
-        cJSON *pod = podbuild_from_template(get(job_spec, "template"),
+        cJSON *pod = podbuild_from_template(json_get(job_spec, "template"),
                                             e->namespace, e->name);
 
         if (pod == NULL || label_jobset(pod, e, name ? name : "") < 0 ||
@@ -377,9 +380,9 @@ int
 expand_trainjob(const cJSON *obj, const struct runtimes *rt,
                 struct expansion *e)
 {
-    const cJSON *spec = get(obj, "spec");
-    const cJSON *trainer = get(spec, "trainer");
-    const cJSON *ref = get(spec, "runtimeRef");
+    const cJSON *spec = json_get(obj, "spec");
+    const cJSON *trainer = json_get(spec, "trainer");
+    const cJSON *ref = json_get(spec, "runtimeRef");
     const char *kind = json_string(ref, "kind");
     const cJSON *runtime, *ml;
     char nproc[32];
@@ -389,18 +392,18 @@ expand_trainjob(const cJSON *obj, const struct runtimes *rt,
     if (kind == NULL)
         kind = "ClusterTrainingRuntime";
     runtime = find_runtime(rt, kind, e->job.runtime, e->namespace);
-    ml = get(get(runtime, "spec"), "mlPolicy");
+    ml = json_get(json_get(runtime, "spec"), "mlPolicy");
     e->job.nodes =
         podbuild_long(trainer, "numNodes", podbuild_long(ml, "numNodes", 1));
     nproc_text(trainer, ml, nproc, sizeof(nproc));
     e->job.procs = podbuild_count(trainer, "numProcPerNode");
     if (e->job.procs == 0)
-        e->job.procs = podbuild_count(get(ml, "torch"), "numProcPerNode");
+        e->job.procs = podbuild_count(json_get(ml, "torch"), "numProcPerNode");
     if (e->job.procs == 0)
-        e->job.procs = podbuild_count(get(ml, "mpi"), "numProcPerNode");
+        e->job.procs = podbuild_count(json_get(ml, "mpi"), "numProcPerNode");
     if (runtime) {
         /* Only the Torch plugin sets PET_*; an MPI runtime does not. */
-        bool torch = get(ml, "mpi") == NULL;
+        bool torch = json_get(ml, "mpi") == NULL;
         if (runtime_groups(runtime, trainer, torch, nproc, e) < 0)
             return -1;
     } else {

@@ -39,12 +39,6 @@ note(struct lint *l, const char *fmt, ...)
     return 0;
 }
 
-static const cJSON *
-get(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 /* Extended resources: a domain-prefixed name outside kubernetes.io. */
 static bool
 is_extended(const char *name)
@@ -57,11 +51,11 @@ is_extended(const char *name)
 static int
 lint_resources(const cJSON *c, const char *cname, struct lint *l)
 {
-    const cJSON *res = get(c, "resources");
-    const cJSON *limits = get(res, "limits"), *kv;
+    const cJSON *res = json_get(c, "resources");
+    const cJSON *limits = json_get(res, "limits"), *kv;
 
     for (int m = 0; m < 2; m++) {
-        const cJSON *map = get(res, m ? "requests" : "limits");
+        const cJSON *map = json_get(res, m ? "requests" : "limits");
         /* A list where a map belongs has no names to read. */
         if (!cJSON_IsObject(map))
             continue;
@@ -75,7 +69,7 @@ lint_resources(const cJSON *c, const char *cname, struct lint *l)
                          "resource; did you mean " RESOURCE_GPU "?",
                          cname, k) < 0)
                     return -1;
-            if (m == 1 && is_extended(k) && get(limits, k) == NULL &&
+            if (m == 1 && is_extended(k) && json_get(limits, k) == NULL &&
                 note(l,
                      "container '%s': %s is in requests but not limits; "
                      "extended resources must be set in limits",
@@ -93,7 +87,7 @@ pod_sum(const cJSON *pod, const char *resource)
     const cJSON *c;
     long sum = 0, n;
 
-    cJSON_ArrayForEach(c, get(get(pod, "spec"), "containers"))
+    cJSON_ArrayForEach(c, json_get(json_get(pod, "spec"), "containers"))
     {
         if (pod_count(c, resource, &n) == COUNT_OK)
             sum += n;
@@ -165,12 +159,13 @@ lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
 static int
 lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
 {
-    const cJSON *spec = get(g->pod, "spec"), *c;
+    const cJSON *spec = json_get(g->pod, "spec"), *c;
     long gpus = pod_sum(g->pod, RESOURCE_GPU);
     long efa = pod_sum(g->pod, RESOURCE_EFA);
 
     for (int list = 0; list < 2; list++) {
-        cJSON_ArrayForEach(c, get(spec, list ? "initContainers" : "containers"))
+        cJSON_ArrayForEach(
+            c, json_get(spec, list ? "initContainers" : "containers"))
         {
             const char *name = json_string(c, "name");
             if (name == NULL)
@@ -204,8 +199,8 @@ lint_expansion(const struct expansion *e, struct lint *out)
         if (e->job.owner == OWNER_MPIJOB &&
             strcmp(e->groups[i].role, "Launcher") == 0) {
             const cJSON *c;
-            cJSON_ArrayForEach(c,
-                               get(get(e->groups[i].pod, "spec"), "containers"))
+            cJSON_ArrayForEach(
+                c, json_get(json_get(e->groups[i].pod, "spec"), "containers"))
             {
                 if (lint_launcher(e, c, out) < 0)
                     return -1;

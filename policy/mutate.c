@@ -23,12 +23,6 @@
 
 /* --- helpers ------------------------------------------------------------ */
 
-static const cJSON *
-get(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 /* {key: value}; takes value, NULL when out of memory. */
 static cJSON *
 wrap(const char *key, cJSON *value)
@@ -165,8 +159,8 @@ static int
 set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
              long value)
 {
-    const cJSON *res = get(c, "resources");
-    const cJSON *requests = get(res, "requests");
+    const cJSON *res = json_get(c, "resources");
+    const cJSON *requests = json_get(res, "requests");
     char prefix[96], count[24];
 
     snprintf(count, sizeof(count), "%ld", value);
@@ -175,7 +169,7 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
         return decision_add_at(
             d, wrap("limits", wrap(resource, cJSON_CreateString(count))),
             prefix, NULL);
-    if (!cJSON_IsObject(get(res, "limits"))) {
+    if (!cJSON_IsObject(json_get(res, "limits"))) {
         if (decision_add_at(d, wrap(resource, cJSON_CreateString(count)),
                             prefix, "limits") < 0)
             return -1;
@@ -186,7 +180,7 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
         prefix[strlen(prefix) - strlen("/limits")] = '\0';
     }
     if (cJSON_IsObject(requests) &&
-        (get(requests, RESOURCE_GPU) || get(requests, resource))) {
+        (json_get(requests, RESOURCE_GPU) || json_get(requests, resource))) {
         strcat(prefix, "/requests");
         return decision_add_at(d, cJSON_CreateString(count), prefix, resource);
     }
@@ -250,7 +244,7 @@ int
 mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                  struct decision *d)
 {
-    const cJSON *containers = get(get(pod, "spec"), "containers");
+    const cJSON *containers = json_get(json_get(pod, "spec"), "containers");
     int main_i = main_gpu_container(containers);
     const cJSON *c = cJSON_GetArrayItem(containers, main_i);
     long extra;
@@ -258,7 +252,7 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
     if (t->gpus <= 0 || main_i < 0 || w->gpus >= t->gpus)
         return 0;
     extra = t->gpus - w->gpus;
-    if (!get(get(get(c, "resources"), "limits"), RESOURCE_GPU))
+    if (!json_get(json_get(json_get(c, "resources"), "limits"), RESOURCE_GPU))
         return decision_warn(d,
                              "topogate.io/whole-node: container '%s' has "
                              "no " RESOURCE_GPU " limit to raise",
@@ -274,7 +268,7 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
 static int
 patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
 {
-    const cJSON *v = get(spec, "hostIPC");
+    const cJSON *v = json_get(spec, "hostIPC");
 
     if (cJSON_IsTrue(v))
         return 0;
@@ -322,7 +316,7 @@ toleration(const char *key)
 static int
 patch_tolerations(const cJSON *spec, const struct target *t, struct decision *d)
 {
-    const cJSON *have = get(spec, "tolerations");
+    const cJSON *have = json_get(spec, "tolerations");
     const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? RESOURCE_EFA : NULL};
     cJSON *adds = cJSON_CreateArray();
 
@@ -346,7 +340,7 @@ shm_mount(const cJSON *c)
 {
     const cJSON *m;
 
-    cJSON_ArrayForEach(m, get(c, "volumeMounts"))
+    cJSON_ArrayForEach(m, json_get(c, "volumeMounts"))
     {
         const char *path = json_string(m, "mountPath");
         if (path &&
@@ -361,7 +355,7 @@ volume_named(const cJSON *spec, const char *name)
 {
     const cJSON *v;
 
-    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    cJSON_ArrayForEach(v, json_get(spec, "volumes"))
     {
         const char *n = json_string(v, "name");
         if (n && name && strcmp(n, name) == 0)
@@ -381,16 +375,17 @@ shm_size(const cJSON *spec, const struct target *t)
     const cJSON *c, *limit, *smallest = NULL;
     double best = (double)t->shm_bytes, v;
 
-    cJSON_ArrayForEach(c, get(spec, "containers"))
+    cJSON_ArrayForEach(c, json_get(spec, "containers"))
     {
-        limit = get(get(get(c, "resources"), "limits"), "memory");
+        limit =
+            json_get(json_get(json_get(c, "resources"), "limits"), "memory");
         if (container_gpus(c) > 0 && quantity_json(limit, &v) == 0 &&
             v < best) {
             best = v;
             smallest = limit;
         }
     }
-    limit = get(get(get(spec, "resources"), "limits"), "memory");
+    limit = json_get(json_get(json_get(spec, "resources"), "limits"), "memory");
     if (quantity_json(limit, &v) == 0 && v < best)
         smallest = limit;
     if (smallest == NULL)
@@ -406,9 +401,9 @@ check_user_shm(const cJSON *spec, const cJSON *c, const cJSON *mount,
                const struct target *t, struct decision *d)
 {
     const cJSON *vol = volume_named(spec, json_string(mount, "name"));
-    const cJSON *ed = get(vol, "emptyDir");
+    const cJSON *ed = json_get(vol, "emptyDir");
     const char *medium = json_string(ed, "medium");
-    const cJSON *limit = get(ed, "sizeLimit");
+    const cJSON *limit = json_get(ed, "sizeLimit");
     const char *name = json_string(c, "name");
     double size;
 
@@ -431,7 +426,7 @@ check_user_shm(const cJSON *spec, const cJSON *c, const cJSON *mount,
 static int
 patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
 {
-    const cJSON *containers = get(spec, "containers"), *c, *m;
+    const cJSON *containers = json_get(spec, "containers"), *c, *m;
     bool need_volume = false;
     cJSON *vol, *ed;
     char *size;
@@ -464,7 +459,8 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
         return -1;
     }
     free(size);
-    if (append_all(d, get(spec, "volumes"), one_item(vol), "/spec/volumes") < 0)
+    if (append_all(d, json_get(spec, "volumes"), one_item(vol),
+                   "/spec/volumes") < 0)
         return -1;
 mounts:
     cJSON_ArrayForEach(c, containers)
@@ -483,7 +479,8 @@ mounts:
             return -1;
         }
         snprintf(path, sizeof(path), "/spec/containers/%d/volumeMounts", i);
-        if (append_all(d, get(c, "volumeMounts"), one_item(mount), path) < 0)
+        if (append_all(d, json_get(c, "volumeMounts"), one_item(mount), path) <
+            0)
             return -1;
         i++;
     }
@@ -511,9 +508,9 @@ has_capability(const cJSON *adds, const char *cap)
 static int
 patch_ipc_lock(const cJSON *c, int i, struct decision *d)
 {
-    const cJSON *sc = get(c, "securityContext");
-    const cJSON *caps = get(sc, "capabilities");
-    const cJSON *adds = get(caps, "add");
+    const cJSON *sc = json_get(c, "securityContext");
+    const cJSON *caps = json_get(sc, "capabilities");
+    const cJSON *adds = json_get(caps, "add");
     char path[96];
     cJSON *v;
 
@@ -555,7 +552,7 @@ env_index(const cJSON *c, const cJSON *entry)
     const cJSON *e;
     int i = 0;
 
-    cJSON_ArrayForEach(e, get(c, "env"))
+    cJSON_ArrayForEach(e, json_get(c, "env"))
     {
         if (e == entry)
             return i;
@@ -582,7 +579,7 @@ patch_env(const cJSON *c, int i, const struct target *t, long efa,
     if (t->n_env == 0)
         return 0;
     /* Keys that envFrom brings are unknown here: adding could clash. */
-    if (cJSON_GetArraySize(get(c, "envFrom")) > 0)
+    if (cJSON_GetArraySize(json_get(c, "envFrom")) > 0)
         return decision_warn(d,
                              "container '%s' uses envFrom: topogate adds "
                              "no env to it",
@@ -618,7 +615,7 @@ patch_env(const cJSON *c, int i, const struct target *t, long efa,
             goto oom;
         }
     }
-    return append_all(d, get(c, "env"), adds, path);
+    return append_all(d, json_get(c, "env"), adds, path);
 oom:
     cJSON_Delete(adds);
     return -1;
@@ -628,8 +625,8 @@ int
 mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
            const struct inject *in, bool override, struct decision *d)
 {
-    const cJSON *spec = get(pod, "spec");
-    const cJSON *containers = get(spec, "containers"), *c;
+    const cJSON *spec = json_get(pod, "spec");
+    const cJSON *containers = json_get(spec, "containers"), *c;
     long efa = efa_after(w, t, in, override);
     int i = 0;
 

@@ -92,3 +92,9 @@ pod_name(const cJSON *pod)
         name = json_string(meta, "generateName");
     return name ? name : "";
 }
+
+const cJSON *
+json_get(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}

@@ -42,6 +42,9 @@ const char *pod_env_value(const cJSON *container, const char *name);
 const char *pod_label(const cJSON *pod, const char *key);
 const char *pod_annotation(const cJSON *pod, const char *key);
 
+/* A member of an object (NULL obj or a non-object: NULL). */
+const cJSON *json_get(const cJSON *obj, const char *key);
+
 /* A string member of an object, or NULL. */
 const char *json_string(const cJSON *obj, const char *key);
 

@@ -22,12 +22,6 @@ struct site {
     char path[160];         /* JSON pointer of that resources object */
 };
 
-static const cJSON *
-get(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 /* The GPU container of one replica spec; -1 when more than one. */
 static int
 find_sites(const cJSON *replica, const char *prefix, struct site *out,
@@ -36,14 +30,15 @@ find_sites(const cJSON *replica, const char *prefix, struct site *out,
     const cJSON *c;
     int i = 0, found = 0;
 
-    cJSON_ArrayForEach(c,
-                       get(get(get(replica, "template"), "spec"), "containers"))
+    cJSON_ArrayForEach(
+        c,
+        json_get(json_get(json_get(replica, "template"), "spec"), "containers"))
     {
         long gpus = 0;
         if (pod_count(c, RESOURCE_GPU, &gpus) == COUNT_OK && gpus > 0) {
             if (++found > 1 || *n == max)
                 return -1;
-            out[*n].resources = get(c, "resources");
+            out[*n].resources = json_get(c, "resources");
             snprintf(out[*n].path, sizeof(out[*n].path),
                      "%s/template/spec/containers/%d/resources", prefix, i);
             (*n)++;
@@ -58,8 +53,8 @@ static bool
 hardcoded(const struct expansion *e, char *why, size_t len)
 {
     for (size_t g = 0; g < e->n_groups; g++) {
-        const cJSON *spec = get(e->groups[g].pod, "spec"), *c;
-        cJSON_ArrayForEach(c, get(spec, "containers"))
+        const cJSON *spec = json_get(e->groups[g].pod, "spec"), *c;
+        cJSON_ArrayForEach(c, json_get(spec, "containers"))
         {
             struct launch l;
             launch_read(c, &l);
@@ -94,12 +89,13 @@ set_resource(struct decision *d, const struct site *s, const char *resource,
 {
     static const char *const maps[] = {"limits", "requests"};
     /* New counts take the GPU count's JSON type: 8 or "8". */
-    const cJSON *like = get(get(s->resources, "limits"), RESOURCE_GPU);
+    const cJSON *like =
+        json_get(json_get(s->resources, "limits"), RESOURCE_GPU);
     char prefix[200];
 
     for (int i = 0; i < 2; i++) {
-        const cJSON *map = get(s->resources, maps[i]);
-        const cJSON *old = get(map, resource);
+        const cJSON *map = json_get(s->resources, maps[i]);
+        const cJSON *old = json_get(map, resource);
         cJSON *m;
 
         if (i == 1 && old == NULL)
@@ -153,15 +149,15 @@ static int
 plan_trainjob(const cJSON *job, struct plan *p, struct decision *d,
               const struct expansion *e, const struct instance_type *t)
 {
-    const cJSON *trainer = get(get(job, "spec"), "trainer");
-    const cJSON *nproc = get(trainer, "numProcPerNode");
+    const cJSON *trainer = json_get(json_get(job, "spec"), "trainer");
+    const cJSON *nproc = json_get(trainer, "numProcPerNode");
 
     p->n_sites = 1;
-    p->sites[0].resources = get(trainer, "resourcesPerNode");
+    p->sites[0].resources = json_get(trainer, "resourcesPerNode");
     snprintf(p->sites[0].path, sizeof(p->sites[0].path),
              "/spec/trainer/resourcesPerNode");
     if (set_field(d, p, "/spec/trainer/numNodes", "numNodes",
-                  get(trainer, "numNodes"), e->job.nodes, p->nodes) < 0)
+                  json_get(trainer, "numNodes"), e->job.nodes, p->nodes) < 0)
         return -1;
     /* "auto" already means one process per GPU. */
     if (cJSON_IsNumber(nproc) || (cJSON_IsString(nproc) && e->job.procs > 0))
@@ -175,9 +171,9 @@ plan_pytorchjob(const cJSON *job, struct plan *p, struct decision *d,
                 const struct expansion *e, const struct instance_type *t,
                 char *why, size_t len)
 {
-    const cJSON *spec = get(job, "spec");
-    const cJSON *specs = get(spec, "pytorchReplicaSpecs");
-    const cJSON *worker = get(specs, "Worker");
+    const cJSON *spec = json_get(job, "spec");
+    const cJSON *specs = json_get(spec, "pytorchReplicaSpecs");
+    const cJSON *worker = json_get(specs, "Worker");
     long masters = e->job.has_master ? 1 : 0;
 
     if (e->job.elastic) {
@@ -185,8 +181,9 @@ plan_pytorchjob(const cJSON *job, struct plan *p, struct decision *d,
                  "elasticPolicy lets it scale between replica counts");
         return 0;
     }
-    if (find_sites(get(specs, "Master"), "/spec/pytorchReplicaSpecs/Master",
-                   p->sites, &p->n_sites, 4) < 0 ||
+    if (find_sites(json_get(specs, "Master"),
+                   "/spec/pytorchReplicaSpecs/Master", p->sites, &p->n_sites,
+                   4) < 0 ||
         find_sites(worker, "/spec/pytorchReplicaSpecs/Worker", p->sites,
                    &p->n_sites, 4) < 0) {
         snprintf(why, len, "a pod has more than one GPU container");
@@ -197,7 +194,7 @@ plan_pytorchjob(const cJSON *job, struct plan *p, struct decision *d,
         return 0;
     }
     if (set_field(d, p, "/spec/pytorchReplicaSpecs/Worker/replicas",
-                  "Worker replicas", get(worker, "replicas"),
+                  "Worker replicas", json_get(worker, "replicas"),
                   e->job.nodes - masters, p->nodes - masters) < 0)
         return -1;
     if (e->job.procs > 0) {
@@ -216,10 +213,10 @@ plan_mpijob(const cJSON *job, struct plan *p, struct decision *d,
             const struct expansion *e, const struct instance_type *t, char *why,
             size_t len)
 {
-    const cJSON *spec = get(job, "spec");
-    const cJSON *worker = get(get(spec, "mpiReplicaSpecs"), "Worker");
+    const cJSON *spec = json_get(job, "spec");
+    const cJSON *worker = json_get(json_get(spec, "mpiReplicaSpecs"), "Worker");
 
-    if (cJSON_IsTrue(get(spec, "runLauncherAsWorker"))) {
+    if (cJSON_IsTrue(json_get(spec, "runLauncherAsWorker"))) {
         snprintf(why, len, "its launcher runs as a worker too");
         return 0;
     }
@@ -229,10 +226,10 @@ plan_mpijob(const cJSON *job, struct plan *p, struct decision *d,
         return 0;
     }
     if (set_field(d, p, "/spec/mpiReplicaSpecs/Worker/replicas",
-                  "Worker replicas", get(worker, "replicas"), e->job.nodes,
+                  "Worker replicas", json_get(worker, "replicas"), e->job.nodes,
                   p->nodes) < 0 ||
         set_field(d, p, "/spec/slotsPerWorker", "slotsPerWorker",
-                  get(spec, "slotsPerWorker"), e->job.procs, t->count) < 0)
+                  json_get(spec, "slotsPerWorker"), e->job.procs, t->count) < 0)
         return -1;
     return 1;
 }
@@ -240,7 +237,7 @@ plan_mpijob(const cJSON *job, struct plan *p, struct decision *d,
 static int
 annotate(const cJSON *job, struct decision *d, const char *text)
 {
-    const cJSON *ann = get(get(job, "metadata"), "annotations");
+    const cJSON *ann = json_get(json_get(job, "metadata"), "annotations");
     cJSON *v;
 
     if (cJSON_IsObject(ann))
