@@ -9,13 +9,11 @@
 
 #include "job.h"
 #include "judge.h"
+#include "labels.h"
 #include "mutate.h"
 #include "placement.h"
 #include "pod.h"
 #include "workload.h"
-
-#define ANNOTATION_SKIP "topogate.io/skip"
-#define ANNOTATION_WHOLE_NODE "topogate.io/whole-node"
 
 /* Audit mode's account of the patch it did not make. */
 static int

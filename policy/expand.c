@@ -6,13 +6,9 @@
 #include <string.h>
 
 #include "expand_internal.h"
+#include "labels.h"
 #include "pod.h"
 #include "podbuild.h"
-
-#define LABEL_JOBSET "jobset.sigs.k8s.io/jobset-name"
-#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
-#define LABEL_RJ_REPLICAS "jobset.sigs.k8s.io/replicatedjob-replicas"
-#define LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
 
 const char *
 expand_api_group(const cJSON *obj, char *buf, size_t len)

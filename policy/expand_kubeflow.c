@@ -7,14 +7,10 @@
 #include <string.h>
 
 #include "expand_internal.h"
+#include "labels.h"
 #include "pod.h"
 #include "podbuild.h"
 
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
-#define LABEL_JOB_ROLE "training.kubeflow.org/job-role"
 #define PYTORCH_PORT "23456"
 
 static const cJSON *

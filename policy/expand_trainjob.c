@@ -10,12 +10,10 @@
 #include <string.h>
 
 #include "expand_internal.h"
+#include "labels.h"
 #include "pod.h"
 #include "podbuild.h"
 
-#define NODE "node" /* the trainer's replicated job and container */
-#define LABEL_JOBSET "jobset.sigs.k8s.io/jobset-name"
-#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
 #define TORCH_PORT "29500"
 
 static bool
@@ -257,7 +255,7 @@ static int
 apply_trainer(cJSON *pod, const cJSON *trainer)
 {
     static const char *const replaced[] = {"image", "command", "args", NULL};
-    cJSON *c = podbuild_container(pod, NODE);
+    cJSON *c = podbuild_container(pod, TRAINER_NODE);
     const cJSON *res = json_get(trainer, "resourcesPerNode");
 
     if (c == NULL)
@@ -289,7 +287,7 @@ apply_trainer(cJSON *pod, const cJSON *trainer)
 static int
 torch_env(cJSON *pod, const char *job, long nodes, const char *nproc)
 {
-    cJSON *c = podbuild_container(pod, NODE);
+    cJSON *c = podbuild_container(pod, TRAINER_NODE);
     char n[24], master[320];
 
     if (c == NULL)
@@ -308,8 +306,8 @@ torch_env(cJSON *pod, const char *job, long nodes, const char *nproc)
 static cJSON *
 bare_node_pod(const struct expansion *e)
 {
-    cJSON *tmpl =
-        cJSON_Parse("{\"spec\":{\"containers\":[{\"name\":\"" NODE "\"}]}}");
+    cJSON *tmpl = cJSON_Parse(
+        "{\"spec\":{\"containers\":[{\"name\":\"" TRAINER_NODE "\"}]}}");
     cJSON *pod =
         tmpl ? podbuild_from_template(tmpl, e->namespace, e->name) : NULL;
     cJSON_Delete(tmpl);
@@ -356,7 +354,7 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
     {
         const char *name = json_string(rj, "name");
         const cJSON *job_spec = json_get(json_get(rj, "template"), "spec");
-        bool node = same(name, NODE);
+        bool node = same(name, TRAINER_NODE);
         long replicas = node ? e->job.nodes
                              : podbuild_long(rj, "replicas", 1) *
                                    podbuild_long(job_spec, "parallelism", 1);
@@ -408,13 +406,13 @@ expand_trainjob(const cJSON *obj, const struct runtimes *rt,
             return -1;
     } else {
         cJSON *pod = bare_node_pod(e);
-        if (pod == NULL || label_jobset(pod, e, NODE) < 0 ||
+        if (pod == NULL || label_jobset(pod, e, TRAINER_NODE) < 0 ||
             apply_trainer(pod, trainer) < 0 ||
             torch_env(pod, e->name, e->job.nodes, nproc) < 0) {
             cJSON_Delete(pod);
             return -1;
         }
-        if (podbuild_group(e, NODE, e->job.nodes, pod) < 0 ||
+        if (podbuild_group(e, TRAINER_NODE, e->job.nodes, pod) < 0 ||
             podbuild_note(e,
                           "%s '%s' is not in the input: judged from the "
                           "TrainJob's own fields, as a Torch job",

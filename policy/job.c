@@ -12,13 +12,11 @@
 
 #include "expand.h"
 #include "judge.h"
+#include "labels.h"
 #include "placement.h"
 #include "pod.h"
 #include "podbuild.h"
 #include "repack.h"
-
-#define ANNOTATION_SKIP "topogate.io/skip"
-#define LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
 
 bool
 job_kind(const char *group, const char *kind)

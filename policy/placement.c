@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
 #include "pod.h"
 
 #define MAX_VALUES 64
 
-static const char *const type_keys[] = {"node.kubernetes.io/instance-type",
-                                        "beta.kubernetes.io/instance-type",
-                                        NULL};
+static const char *const type_keys[] = {
+    LABEL_INSTANCE_TYPE, "beta.kubernetes.io/instance-type", NULL};
 static const char *const gpu_count_keys[] = {
     "karpenter.k8s.aws/instance-gpu-count", NULL};
 static const char *const family_keys[] = {"karpenter.k8s.aws/instance-family",
@@ -54,8 +54,8 @@ term_values(const cJSON *term, const char *const *keys, struct values *out)
     const cJSON *e;
     bool found = false;
 
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(term,
-                                                           "matchExpressions"))
+    cJSON_ArrayForEach(
+        e, cJSON_GetObjectItemCaseSensitive(term, "matchExpressions"))
     {
         const char *op = json_string(e, "operator");
         const cJSON *v;
@@ -84,8 +84,8 @@ affinity_values(const cJSON *spec, const char *const *keys, struct values *out)
         cJSON_GetObjectItemCaseSensitive(spec, "affinity"), "nodeAffinity");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(
         na, "requiredDuringSchedulingIgnoredDuringExecution");
-    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(req,
-                                                         "nodeSelectorTerms");
+    const cJSON *terms =
+        cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
     const cJSON *term;
 
     if (cJSON_GetArraySize(terms) == 0)

@@ -10,11 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
 #include "launch.h"
 #include "pod.h"
 #include "strbuf.h"
-
-#define ANNOTATION_REPACKED "topogate.io/repacked"
 
 /* A GPU container of the job object, found through its pod template. */
 struct site {

@@ -9,23 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
 #include "pod.h"
-
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-/* mpi-operator v2 marks its roles here instead of replica-type. */
-#define LABEL_JOB_ROLE "training.kubeflow.org/job-role"
-#define LABEL_REPLICATED_JOB "jobset.sigs.k8s.io/replicatedjob-name"
-#define LABEL_MANAGED "topogate.io/managed"
-/* Trainer v2 names both the replicated job and its container "node". */
-#define TRAINER_NODE "node"
 
 const char *
 owner_name(enum owner owner)
 {
     static const char *const names[] = {
-        [OWNER_NONE] = "none",         [OWNER_PYTORCHJOB] = "PyTorchJob",
-        [OWNER_MPIJOB] = "MPIJob",     [OWNER_TRAINJOB] = "TrainJob",
+        [OWNER_NONE] = "none",           [OWNER_PYTORCHJOB] = "PyTorchJob",
+        [OWNER_MPIJOB] = "MPIJob",       [OWNER_TRAINJOB] = "TrainJob",
         [OWNER_MANAGED] = "managed pod",
     };
     return names[owner];
@@ -98,8 +90,7 @@ is_trainjob_pod(const cJSON *pod)
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
         const char *name = json_string(c, "name");
-        if (name && strcmp(name, TRAINER_NODE) == 0 &&
-            pod_env(c, "PET_NNODES"))
+        if (name && strcmp(name, TRAINER_NODE) == 0 && pod_env(c, "PET_NNODES"))
             return true;
     }
     return false;
