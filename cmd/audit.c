@@ -50,18 +50,20 @@ review_stdin(const struct snapshot *s)
 static const char audit_usage[] =
     "usage: topogate audit [--policy FILE] [--mode enforce|warn|audit]\n"
     "                      [-o text|json] [--fail-on deny|warn|never]\n"
-    "                      [--with-pods] PATH... | -\n"
-    "       topogate audit --review - [--policy FILE] [--mode MODE]\n"
+    "                      [--repack] [--with-pods] PATH... | -\n"
+    "       topogate audit --review - [--policy FILE] [--mode MODE] "
+    "[--repack]\n"
     "\n"
     "PATH is a YAML or JSON file (multi-document, kind: List), a directory\n"
     "(searched for *.yaml *.yml *.json) or - for stdin. Exit status: 0\n"
     "nothing at or above --fail-on (default deny), 1 something is, 2 usage\n"
     "or unreadable input. --review - answers one AdmissionReview on stdin\n"
-    "exactly as `serve` would.\n";
+    "exactly as `serve` would. --repack turns on the policy's jobs.repack,\n"
+    "as `serve --repack` does.\n";
 
 struct audit_opts {
     const char *review, *policy, *mode;
-    bool json, with_pods;
+    bool json, with_pods, repack;
     enum audit_outcome fail_on; /* OUTCOME_SKIPPED: never */
 };
 
@@ -163,6 +165,7 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         {"output", required_argument, NULL, 'o'},
         {"fail-on", required_argument, NULL, 'f'},
         {"with-pods", no_argument, NULL, 'w'},
+        {"repack", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -199,6 +202,9 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         case 'w':
             o->with_pods = true;
             break;
+        case 'R':
+            o->repack = true;
+            break;
         case 'h':
             fputs(audit_usage, stdout);
             return 1;
@@ -226,6 +232,8 @@ cmd_audit(int argc, char **argv)
     }
     if ((s = cmd_load_policy(o.policy, o.mode)) == NULL)
         return AUDIT_USAGE;
+    if (o.repack)
+        s->repack = true;
     status = o.review
                  ? review_stdin(s)
                  : audit_paths(s, &o, argv + optind, (size_t)(argc - optind));

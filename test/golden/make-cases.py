@@ -1496,6 +1496,13 @@ def _(n):
     return job_review(n, trainjob())
 
 
+# serve --repack (and audit --repack) without a policy file; warn mode
+# repacks too, since warn mutates.
+@case("job-trainjob-16x1-repack-flag-warn", args="--repack --mode warn")
+def _(n):
+    return job_review(n, trainjob())
+
+
 @case("job-trainjob-auto-nproc-repack", policy=REPACK)
 def _(n):
     return job_review(n, trainjob(nodes=8, nproc=None, gpu=2))

@@ -182,11 +182,12 @@ done
 for name in "${names[@]}"; do
 	[ "${RC[$name]}" = bad ] && continue
 	extra=()
-	# A policy that overrides user values, or repacks jobs, overwrites
-	# what the user set by design.
-	if [ -f "$CASES/$name.policy" ] &&
+	# A policy that overrides user values, or repacks jobs (in the file
+	# or with --repack), overwrites what the user set by design.
+	if { [ -f "$CASES/$name.policy" ] &&
 		grep -Eq '^overrideUserValues:[[:space:]]*true|^[[:space:]]+repack:[[:space:]]*true' \
-			"$CASES/$name.policy"; then
+			"$CASES/$name.policy"; } ||
+		[[ " ${ARGS[$name]} " == *" --repack "* ]]; then
 		extra=(--allow-overwrite)
 	fi
 	# shellcheck disable=SC2086
