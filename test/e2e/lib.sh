@@ -134,6 +134,28 @@ stop_server() {
 	SERVER_PID=
 }
 
+# The server's log holds no ASan/UBSan/TSan report.
+expect_no_sanitizer_report() {
+	local sanitizer='ERROR: [A-Za-z]+Sanitizer|WARNING: ThreadSanitizer|runtime error:'
+	if grep -Eq "$sanitizer" "$TMP/server.log"; then
+		not_ok "no sanitizer report" "$(grep -E -A 20 'Sanitizer|runtime error' \
+			"$TMP/server.log" | head -n 40)"
+	else
+		ok "no sanitizer report"
+	fi
+}
+
+# finish NAME: the tally; on a failure, the end of the server log and
+# exit 1.
+finish() {
+	echo "$1: $PASSED passed, $FAILED failed"
+	if [ "$FAILED" -gt 0 ]; then
+		echo "--- server log (last 30 lines)"
+		tail -n 30 "$TMP/server.log"
+		exit 1
+	fi
+}
+
 cleanup() {
 	local p
 	stop_server

@@ -295,21 +295,10 @@ expect_match "SIGTERM: the log says it stopped" ' info: stopped$' \
 	"$(cat "$TMP/server.log")"
 kill $open 2>/dev/null
 
-sanitizer='ERROR: [A-Za-z]+Sanitizer|WARNING: ThreadSanitizer|runtime error:'
-if grep -Eq "$sanitizer" "$TMP/server.log"; then
-	not_ok "no sanitizer report" "$(grep -E -A 20 'Sanitizer|runtime error' \
-		"$TMP/server.log" | head -n 40)"
-else
-	ok "no sanitizer report"
-fi
+expect_no_sanitizer_report
 expect_match "one log line per review, with the fields" \
 	' info: review uid=e2e-plain-0001 ns=default pod=web type=- '\
 'decision=ignore ops=0 us=[0-9]+$' \
 	"$(cat "$TMP/server.log")"
 
-echo "e2e: $PASSED passed, $FAILED failed"
-if [ "$FAILED" -gt 0 ]; then
-	echo "--- server log (last 30 lines)"
-	tail -n 30 "$TMP/server.log"
-	exit 1
-fi
+finish e2e

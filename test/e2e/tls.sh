@@ -318,17 +318,6 @@ expect_match "a new --client-ca file: the old CA's clients are not" \
 stop_server
 expect "SIGTERM: exit 0" 0 "$SERVER_RC"
 
-sanitizer='ERROR: [A-Za-z]+Sanitizer|WARNING: ThreadSanitizer|runtime error:'
-if grep -Eq "$sanitizer" "$TMP/server.log"; then
-	not_ok "no sanitizer report" "$(grep -E -A 20 'Sanitizer|runtime error' \
-		"$TMP/server.log" | head -n 40)"
-else
-	ok "no sanitizer report"
-fi
+expect_no_sanitizer_report
 
-echo "tls: $PASSED passed, $FAILED failed"
-if [ "$FAILED" -gt 0 ]; then
-	echo "--- server log (last 30 lines)"
-	tail -n 30 "$TMP/server.log"
-	exit 1
-fi
+finish tls
