@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "policy/snapshot.h"
+#include "webhook/cpus.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/probe.h"
@@ -246,11 +247,10 @@ serve_run(const struct serve_opts *o, struct snapshot *s,
     struct reload *rld = NULL;
     char err[512];
     sigset_t set;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     struct server_config cfg = {
         .addr = (const struct sockaddr *)&admission->ss,
         .creds = creds,
-        .threads = cpus > 0 ? (unsigned int)cpus : 1,
+        .threads = cpus_usable(),
     };
     struct reload_config rcfg = {
         .policy_path = o->policy,

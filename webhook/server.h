@@ -35,7 +35,7 @@ struct tls_creds;
 struct server_config {
     const struct sockaddr *addr; /* where to listen: IPv4 or IPv6 */
     struct tls_creds *creds;     /* certificate and key; the server refs it */
-    unsigned int threads;        /* the pool: serve gives one per online CPU */
+    unsigned int threads;        /* the pool: serve gives cpus_usable() */
 };
 
 /*
