@@ -37,6 +37,7 @@
 #include "webhook/metrics.h"
 #include "webhook/review.h"
 #include "webhook/tls.h"
+#include "webhook/tlsjoin.h"
 
 /*
  * TLS 1.3 and 1.2 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with
@@ -59,6 +60,8 @@
  * sockets and epoll share. The apiserver keeps a few connections open.
  */
 #define SERVER_CONNECTIONS 1000
+
+#define SERVER_CONN_MEMORY (16 * 1024)
 
 /* The first allocation for a chunked body, whose length is not known. */
 #define SERVER_CHUNK (64 * 1024)
@@ -87,6 +90,7 @@ struct server {
 struct server_conn {
     struct deadline_conn *deadline; /* its watchdog record */
     struct tls_creds *creds;        /* the credentials of its handshake */
+    struct tls_join join;           /* sends its answers in one piece */
 };
 
 struct request {
@@ -97,16 +101,39 @@ struct request {
     int refuse; /* 413 or 500: answer this instead of a review */
 };
 
+/* What server_connection() made for conn; NULL if it made nothing. */
+static struct server_conn *
+server_conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info;
+
+    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
 /* The watchdog record of a connection; NULL if it has none. */
 static struct deadline_conn *
 server_conn(struct MHD_Connection *conn)
 {
-    const union MHD_ConnectionInfo *info;
-    struct server_conn *sc;
+    struct server_conn *sc = server_conn_of(conn);
 
-    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    sc = info != NULL ? info->socket_context : NULL;
     return sc != NULL ? sc->deadline : NULL;
+}
+
+/* http_reply() with a body, its header and body sent together. */
+static enum MHD_Result
+server_reply(struct MHD_Connection *conn, unsigned int code, char *body,
+             size_t len, bool owned, const char *allow)
+{
+    struct server_conn *sc = server_conn_of(conn);
+    enum MHD_Result ret;
+
+    if (sc != NULL && len > 0)
+        tls_join_hold_next(&sc->join, true);
+    ret = http_reply(conn, code, SERVER_JSON, body, len, owned, allow);
+    if (sc != NULL && ret != MHD_YES)
+        tls_join_hold_next(&sc->join, false);
+    return ret;
 }
 
 /* Takes a reference to the snapshot being served; the caller drops it. */
@@ -134,12 +161,12 @@ server_error(struct server *srv, struct MHD_Connection *conn, int code,
 
     if (body == NULL) {
         metrics_http(srv->metrics, 500);
-        return http_reply(conn, 500, SERVER_JSON, server_oom_body,
-                          strlen(server_oom_body), false, NULL);
+        return server_reply(conn, 500, server_oom_body,
+                            strlen(server_oom_body), false, NULL);
     }
     metrics_http(srv->metrics, code);
-    return http_reply(conn, (unsigned int)code, SERVER_JSON, body, strlen(body),
-                      true, allow);
+    return server_reply(conn, (unsigned int)code, body, strlen(body), true,
+                        allow);
 }
 
 /* "application/json" in any case, maybe followed by "; parameters". */
@@ -321,8 +348,8 @@ server_review(struct server *srv, struct MHD_Connection *conn,
     }
 
     /* The body passes to libmicrohttpd, which frees it once sent. */
-    ret = http_reply(conn, (unsigned int)res.http_status, SERVER_JSON, res.body,
-                     res.body_len, true, NULL);
+    ret = server_reply(conn, (unsigned int)res.http_status, res.body,
+                       res.body_len, true, NULL);
     res.body = NULL;
     us = (deadline_now() - req->start) / 1000;
     ok = res.http_status == 200;
@@ -423,6 +450,7 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     if (sc->deadline == NULL || tls == NULL || tls->tls_session == NULL ||
         tls_creds_apply(sc->creds, tls->tls_session) != 0)
         goto refuse;
+    tls_join_attach(&sc->join, tls->tls_session, fd->connect_fd);
     *socket_context = sc;
     return;
 refuse:
@@ -492,6 +520,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         {MHD_OPTION_HTTPS_PRIORITIES, 0, SERVER_TLS_PRIORITIES},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, SERVER_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_CONN_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_TIMEOUT, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)server_connection, srv},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)server_uri, srv},

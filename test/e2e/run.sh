@@ -47,6 +47,8 @@ printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}' \
 	>"$TMP/norequest.json"
 sed 's/"uid": "[^"]*",//' "$HERE/review-plain.json" >"$TMP/nouid.json"
 REVIEW=$HERE/review-plain.json
+# A whole-node pod: its answer carries a patch, over 1,400 bytes.
+GPU_REVIEW=$HERE/../golden/cases/p4d-2x8-trainjob-whole-node-mutate.in.json
 
 # --- serve -n ----------------------------------------------------------------
 
@@ -165,6 +167,16 @@ got=$("${CURL[@]}" -H 'Content-Type: application/json' \
 	-w '%{http_code}:%{num_connects} ' "$u" "$u" "$u")
 expect "three reviews on one keep-alive connection" \
 	"200:1 200:0 200:0 " "$got"
+# Answers the client does not read for a second pile up in the socket:
+# each one's header and body still arrive whole and in order.
+expect "300 pipelined reviews, read late, are answered alike" \
+	"300 answers, 200 x300, 1 distinct" \
+	"$(timeout 30 $PY "$HERE/client.py" pipeline "$PORT" "$TMP/tls.crt" \
+		"$GPU_REVIEW" 300)"
+# The connection's 16 KiB buffer holds the headers: a bearer token fits.
+expect "a review with 4 KiB of headers is 200" 200 \
+	"$(post /mutate application/json "$REVIEW" \
+		-H "Authorization: Bearer $(head -c 4096 /dev/zero | tr '\0' t)")"
 
 # --- a slow client -----------------------------------------------------------
 
