@@ -17,6 +17,7 @@
 #include "jsonpatch.h"
 #include "webhook/jsonarena.h"
 #include "webhook/jsonout.h"
+#include "webhook/jsonstrip.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
 
@@ -250,6 +251,29 @@ remember(struct review_result *out, const struct admission *req,
     out->n_ops = d->n_ops;
 }
 
+/*
+ * The review's tree, parsed without managedFields, or NULL with *end at
+ * the first byte cJSON could not take. The Opts form reports the error
+ * position there, not in a global.
+ */
+static cJSON *
+review_parse(const char *body, size_t len, const char **end)
+{
+    size_t slen;
+    char *stripped = jsonstrip_managed_fields(body, len, &slen);
+    const char *send;
+    cJSON *root;
+
+    if (stripped == NULL)
+        return cJSON_ParseWithLengthOpts(body, len, end, 0);
+    root = cJSON_ParseWithLengthOpts(stripped, slen, &send, 0);
+    free(stripped);
+    /* Where the error is in the bytes that were sent. */
+    if (root == NULL)
+        cJSON_Delete(cJSON_ParseWithLengthOpts(body, len, end, 0));
+    return root;
+}
+
 int
 review_respond(const struct snapshot *s, const char *body, size_t len,
                struct review_result *out)
@@ -268,8 +292,7 @@ review_respond(const struct snapshot *s, const char *body, size_t len,
      * dropped at once at the end instead of freed node by node.
      */
     arena = jsonarena_begin() == 0;
-    /* The Opts form reports the error position here, not in a global. */
-    root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    root = review_parse(body, len, &end);
     if (jsonarena_end()) {
         jsonarena_reset();
         return fail(out, 500, "out of memory");

@@ -25,7 +25,8 @@ containers that the controllers set, as read in their sources:
   MPIJob v2beta1: kubeflow/mpi-operator pkg/controller/mpi_job_controller.go
     newWorker / newLauncherPodTemplate (labels, K_MPI_JOB_ROLE, ssh volume).
 
-No managedFields: they are large and nothing reads them.
+No managedFields (they are large and nothing reads them) except in the
+one case that checks they are skipped.
 
 Usage: test/golden/make-cases.py   (from anywhere)
 """
@@ -746,6 +747,34 @@ def _(n):
 @case("p4d-2x8-trainjob-whole-node-mutate")
 def _(n):
     return tj_2x8(n)
+
+
+# As the apiserver sends a pod its controller applied: managedFields,
+# whose keys hold quotes, brackets and braces. Stripped before parsing
+# (webhook/jsonstrip.c); the answer must be the case above's.
+@case("p4d-2x8-trainjob-managed-fields-mutate")
+def _(n):
+    r = tj_2x8(n)
+    meta = r["request"]["object"]["metadata"]
+    meta["managedFields"] = [{
+        "manager": "kube-controller-manager",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": "2026-03-14T09:26:53Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {"f:labels": {".": {},
+                                        "f:jobset.sigs.k8s.io/jobset-name": {}},
+                           "f:ownerReferences": {
+                               ".": {}, 'k:{"uid":"' + uid("job", n) + '"}': {}}},
+            "f:spec": {"f:containers": {
+                'k:{"name":"node"}': {".": {}, "f:env": {
+                    'k:{"name":"PET_NNODES"}': {".": {}, "f:name": {},
+                                               "f:value": {}}},
+                    "f:resources": {"f:limits": {"f:nvidia.com/gpu": {}}}}},
+                "f:nodeSelector": {}}},
+    }]
+    return r
 
 
 @case("p4d-2x8-pytorchjob-worker-mutate")
