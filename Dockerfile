@@ -17,12 +17,13 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends make \
  && make deps \
  && make BUILD=/out all \
- && /out/topogate version
+ && /out/topogate version \
+ && /out/topogate certgen --help
 
 FROM ${DEBIAN} AS runtime
-# Only the shared libraries the binary links; libgnutls30 comes with
-# libmicrohttpd12, and `topogate version` below fails the build if a
-# library is missing.
+# Only the shared libraries the binaries link (libssl3 for certgen's
+# libcrypto); libgnutls30 comes with libmicrohttpd12, and the two runs
+# below fail the build if a library is missing.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 \
@@ -30,8 +31,10 @@ RUN apt-get update \
       libyaml-0-2 \
       libssl3 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*
-COPY --from=build /out/topogate /usr/local/bin/topogate
+# topogate-certgen beside topogate: `topogate certgen` runs it.
+COPY --from=build /out/topogate /out/topogate-certgen /usr/local/bin/
 RUN ["/usr/local/bin/topogate", "version"]
+RUN ["/usr/local/bin/topogate", "certgen", "--help"]
 # Numeric, so Kubernetes can check runAsNonRoot without /etc/passwd. The
 # process writes nothing to disk: readOnlyRootFilesystem works as is.
 USER 65532:65532

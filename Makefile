@@ -10,14 +10,18 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
 # GnuTLS is the TLS library libmicrohttpd already links; topogate hands
 # each session its credentials itself, so a certificate can be rotated.
-LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lcrypto -lpthread
+LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread
 
 POLICY_SRC  := $(wildcard policy/*.c)
 WEBHOOK_SRC := $(wildcard webhook/*.c)
-CMD_SRC     := $(wildcard cmd/*.c)
+# OpenSSL is certgen's alone, in an executable of its own beside
+# topogate: the server never loads libcrypto (cmd/certgen_main.c).
+CERTGEN_SRC := cmd/certgen.c cmd/certgen_main.c
+CMD_SRC     := $(filter-out $(CERTGEN_SRC),$(wildcard cmd/*.c))
 POLICY_OBJ  := $(POLICY_SRC:%.c=$(BUILD)/%.o) $(BUILD)/policy/embedded.o
 WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ     := $(CMD_SRC:%.c=$(BUILD)/%.o)
+CERTGEN_OBJ := $(CERTGEN_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC    := $(wildcard test/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 
@@ -33,10 +37,13 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide
 
-all: $(BUILD)/topogate
+all: $(BUILD)/topogate $(BUILD)/topogate-certgen
 
 $(BUILD)/topogate: $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+$(BUILD)/topogate-certgen: $(CERTGEN_OBJ)
+	$(CC) $(SAN) -o $@ $^ -lcrypto
 
 $(BUILD)/%.o: %.c $(wildcard policy/*.h webhook/*.h cmd/*.h)
 	@mkdir -p $(dir $@)

@@ -1,20 +1,56 @@
 /* main.c - `topogate COMMAND ...`: dispatch, and loading the policy. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
 #include "webhook/file.h"
+
+/*
+ * `topogate certgen` is topogate-certgen, in the directory of this
+ * executable (as `git foo` is git-foo): see cmd/certgen_main.c.
+ */
+static int
+run_certgen(int argc, char **argv)
+{
+    static const char helper[] = "topogate-certgen";
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    char *slash;
+
+    (void)argc;
+    if (n < 0) {
+        fprintf(stderr, "topogate certgen: /proc/self/exe: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    path[n] = '\0';
+    slash = strrchr(path, '/');
+    if (slash == NULL || (size_t)(slash + 1 - path) + sizeof(helper) >
+                             sizeof(path)) {
+        fprintf(stderr, "topogate certgen: cannot place %s beside '%s'\n",
+                helper, path);
+        return 1;
+    }
+    memcpy(slash + 1, helper, sizeof(helper));
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "topogate certgen: cannot run '%s': %s\n", path,
+            strerror(errno));
+    return 1;
+}
 
 static const struct {
     const char *name;
     int (*run)(int, char **);
 } commands[] = {
     {"serve", cmd_serve},     {"audit", cmd_audit},     {"tables", cmd_tables},
-    {"version", cmd_version}, {"certgen", cmd_certgen},
+    {"version", cmd_version}, {"certgen", run_certgen},
 };
 
 static void

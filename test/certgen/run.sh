@@ -29,6 +29,21 @@ certgen() {
 	"$BIN" certgen "$@" >"$TMP/stdout" 2>"$TMP/stderr"
 }
 
+# --- the helper executable ---------------------------------------------------
+
+# OpenSSL is topogate-certgen's: the server must not load libcrypto.
+if ldd "$BIN" | grep -q libcrypto; then
+	not_ok "$(basename "$BIN") does not link libcrypto" "$(ldd "$BIN")"
+else
+	ok "$(basename "$BIN") does not link libcrypto"
+fi
+cp "$BIN" "$TMP/alone"
+"$TMP/alone" certgen --help >/dev/null 2>"$TMP/stderr"
+rc=$?
+expect_match "without topogate-certgen beside it: exit 1, names the path" \
+	"^1 topogate certgen: cannot run '$TMP/topogate-certgen': No such file" \
+	"$rc $(cat "$TMP/stderr")"
+
 # --- usage errors: exit 2, nothing written ----------------------------------
 
 certgen

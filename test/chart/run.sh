@@ -306,13 +306,13 @@ closure=$(apt-cache depends --recurse --no-recommends --no-suggests \
 	--no-conflicts --no-breaks --no-replaces --no-enhances "${pkgs[@]}" |
 	grep -v '^ ' | sort -u)
 unowned=""
-for lib in $(ldd "$bin" | awk '/=>/ { print $3 }'); do
+for lib in $(ldd "$bin" "$bin-certgen" | awk '/=>/ { print $3 }'); do
 	owner=$({ dpkg -S "$lib" || dpkg -S "$(readlink -f "$lib")"; } 2>/dev/null |
 		head -n 1 | cut -d: -f1)
 	printf '%s\n' "$closure" | grep -qx "$owner" || unowned="$unowned $lib($owner)"
 done
 if [ -z "$unowned" ]; then
-	pass "every library of $bin comes with the runtime packages"
+	pass "every library of $bin and $bin-certgen comes with the runtime packages"
 else
 	fail "libraries outside the runtime packages' dependencies:$unowned"
 fi
