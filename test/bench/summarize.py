@@ -222,8 +222,9 @@ def memory_note(folder):
         return None
     mib = lambda k: "%.1f MiB" % (kb[k] / 1024.0)  # noqa: E731
     return ("topogate's memory at the end of the run: peak RSS %s; now %s anonymous "
-            "(heap, stacks, arenas) and %s of shared-library pages (libcrypto, GnuTLS, "
-            "libc, ...) that every process using those libraries maps too; PSS %s."
+            "(heap, stacks, arenas) and %s of shared-library pages (GnuTLS and the "
+            "eight libraries under it, libc, ...) that every process using those "
+            "libraries maps too; PSS %s."
             % (mib("VmHWM"), mib("RssAnon"), mib("RssFile"), mib("Pss")))
 
 
