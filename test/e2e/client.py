@@ -16,27 +16,22 @@
 
   client.py pipeline PORT CAFILE FILE N
       Sends N POSTs of FILE back to back on one connection, reading
-      nothing for a second, so the server's answers fill the socket
-      buffers and its sends have to wait; then reads them all. Prints
+      nothing for a second, so the answers queue up in the socket
+      buffers; then reads them all (at most 20 s). Prints
       "<answers> answers, <statuses>, <distinct bodies> distinct".
 
 Every read and wait has a timeout; nothing here runs for more than 35 s.
 """
+import select
 import socket
 import ssl
 import sys
-import threading
 import time
 
 
-def connect(port, cafile, rcvbuf=0):
+def connect(port, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
-    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if rcvbuf:
-        # Before connect: the window offered to the server stays small.
-        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    raw.settimeout(5)
-    raw.connect(("127.0.0.1", port))
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
     return ctx.wrap_socket(raw, server_hostname="127.0.0.1")
 
 
@@ -100,54 +95,63 @@ def idle(port, cafile, path):
     print("closed after %.1f s idle" % (time.monotonic() - start))
 
 
-def read_answer(s, pending):
-    """One HTTP response from s: (status, body, what was read past it)."""
-    while b"\r\n\r\n" not in pending:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("closed inside the headers")
-        pending += chunk
-    head, rest = pending.split(b"\r\n\r\n", 1)
-    lines = head.split(b"\r\n")
-    status = int(lines[0].split()[1])
-    length = 0
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(rest) < length:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("closed inside a body")
-        rest += chunk
-    return status, rest[:length], rest[length:]
+def answers(data):
+    """The whole HTTP responses at the start of data: (statuses, bodies,
+    what is left over)."""
+    out = []
+    while b"\r\n\r\n" in data:
+        head, rest = data.split(b"\r\n\r\n", 1)
+        lines = head.split(b"\r\n")
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if len(rest) < length:
+            break
+        out.append((int(lines[0].split()[1]), rest[:length]))
+        data = rest[length:]
+    return out, data
 
 
 def pipeline(port, cafile, path, count):
+    """One thread, non-blocking: an SSL socket must not be read and
+    written from two threads at once."""
+    count = int(count)
     body = open(path, "rb").read()
-    request = (b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-               b"Content-Type: application/json\r\n"
-               b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    s = connect(port, cafile, rcvbuf=4096)
-    s.settimeout(20)
-    # Sent from a thread: the server stops reading while its answers
-    # wait, so sending everything first could block for good.
-    sender = threading.Thread(target=s.sendall, args=(request * int(count),))
-    sender.start()
-    time.sleep(1)
-    statuses, bodies, pending = {}, set(), b""
-    try:
-        for _ in range(int(count)):
-            status, answer, pending = read_answer(s, pending)
-            statuses[status] = statuses.get(status, 0) + 1
-            bodies.add(answer)
-    except (OSError, ssl.SSLError, EOFError) as e:
-        print("error after %d answers: %s" % (sum(statuses.values()), e))
-    sender.join(5)
+    out = (b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           b"Content-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n" % len(body) + body) * count
+    s = connect(port, cafile)
+    s.setblocking(False)
+    sent, data, got = 0, b"", []
+    start = time.monotonic()
+    while len(got) < count and time.monotonic() - start < 20:
+        reading = time.monotonic() - start >= 1  # nothing read for 1 s
+        wait = 1 - (time.monotonic() - start) if not reading else 1
+        r, w, _ = select.select([s] if reading else [],
+                                [s] if sent < len(out) else [], [],
+                                max(wait, 0.01))
+        try:
+            if w:
+                sent += s.send(out[sent:sent + 65536])
+            if reading and (r or s.pending()):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                more, data = answers(data + chunk)
+                got += more
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            pass
+        except (OSError, ssl.SSLError) as e:
+            print("error after %d answers: %s" % (len(got), e))
+            break
+    statuses = {}
+    for status, _ in got:
+        statuses[status] = statuses.get(status, 0) + 1
     print("%d answers, %s, %d distinct" % (
-        sum(statuses.values()),
-        " ".join("%d x%d" % kv for kv in sorted(statuses.items())),
-        len(bodies)))
+        len(got), " ".join("%d x%d" % kv for kv in sorted(statuses.items())),
+        len({b for _, b in got})))
 
 
 def main():
