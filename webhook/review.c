@@ -261,12 +261,11 @@ review_parse(const char *body, size_t len, const char **end)
 {
     size_t slen;
     char *stripped = jsonstrip_managed_fields(body, len, &slen);
-    const char *send;
     cJSON *root;
 
     if (stripped == NULL)
         return cJSON_ParseWithLengthOpts(body, len, end, 0);
-    root = cJSON_ParseWithLengthOpts(stripped, slen, &send, 0);
+    root = cJSON_ParseWithLengthOpts(stripped, slen, NULL, 0);
     free(stripped);
     /* Where the error is in the bytes that were sent. */
     if (root == NULL)

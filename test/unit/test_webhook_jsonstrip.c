@@ -4,6 +4,7 @@
  * stripped text parses to the original tree with those arrays emptied.
  */
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/check.h"
+#include "webhook/file.h"
 #include "webhook/jsonstrip.h"
 
 /* want NULL: nothing is stripped. */
@@ -82,28 +84,6 @@ empty_managed_fields(cJSON *node)
     }
 }
 
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* How many of the files had something stripped. */
 static int
 test_files(const char *pattern)
@@ -115,7 +95,7 @@ test_files(const char *pattern)
         return 0;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         size_t len = 0, slen = 0;
-        char *text = slurp(g.gl_pathv[i], &len), *s, *want, *got;
+        char *text = file_read(g.gl_pathv[i], SIZE_MAX, &len), *s, *want, *got;
         cJSON *orig, *strip;
 
         CHECK(text != NULL);
