@@ -10,7 +10,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
 # GnuTLS is the TLS library libmicrohttpd already links; topogate hands
 # each session its credentials itself, so a certificate can be rotated.
-LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread
+LIBS = -lmicrohttpd -lgnutls -lcurl -lcjson -lyaml -lpthread
 
 POLICY_SRC  := $(wildcard policy/*.c)
 WEBHOOK_SRC := $(wildcard webhook/*.c)
@@ -27,7 +27,7 @@ UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 
 # Debian packages: to build, and to run the tests.
 BUILD_DEPS = gcc make libc6-dev libmicrohttpd-dev libcjson-dev libyaml-dev \
-	libssl-dev openssl libgnutls28-dev
+	libssl-dev openssl libgnutls28-dev libcurl4-gnutls-dev
 TEST_DEPS = curl valgrind python3 python3-yaml python3-jsonpatch \
 	python3-jsonschema
 # `make bench` only: load tools and the peers of ../shared/bench.
@@ -60,6 +60,10 @@ $(BUILD)/unit/test_%: test/unit/test_%.c test/unit/check.h $(POLICY_OBJ) \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(if $(findstring webhook_,$*), \
 		$(WEBHOOK_OBJ),) $(POLICY_OBJ) $(LIBS)
+
+# The apiserver client's callbacks as JSON lines, for test/kube/run.sh.
+$(BUILD)/kube_dump: test/kube/kube_dump.c $(WEBHOOK_OBJ) $(POLICY_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 
 # --- installing what is missing -------------------------------------------
 
@@ -113,8 +117,9 @@ test: test-deps fuzz-deps
 	@$(MAKE) --no-print-directory chart-test
 	@echo "all tests passed"
 
-sanitize: all $(UNIT_BIN)
+sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
+	@test/kube/run.sh $(BUILD)
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate
 	@test/e2e/tls.sh $(BUILD)/topogate

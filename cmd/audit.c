@@ -220,6 +220,7 @@ int
 cmd_audit(int argc, char **argv)
 {
     struct audit_opts o;
+    struct snapshot_opts opts;
     struct snapshot *s;
     int rc = parse_options(argc, argv, &o), status;
 
@@ -230,10 +231,9 @@ cmd_audit(int argc, char **argv)
         fputs(audit_usage, stderr);
         return AUDIT_USAGE;
     }
-    if ((s = cmd_load_policy(o.policy, o.mode)) == NULL)
+    if (cmd_policy_opts(o.mode, o.repack, &opts) < 0 ||
+        (s = cmd_load_policy(o.policy, &opts)) == NULL)
         return AUDIT_USAGE;
-    if (o.repack)
-        s->repack = true;
     status = o.review
                  ? review_stdin(s)
                  : audit_paths(s, &o, argv + optind, (size_t)(argc - optind));

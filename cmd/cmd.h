@@ -6,6 +6,8 @@
 #ifndef TOPOGATE_CMD_H
 #define TOPOGATE_CMD_H
 
+#include <stdbool.h>
+
 #include <stdio.h>
 
 int cmd_serve(int argc, char **argv);
@@ -15,11 +17,19 @@ int cmd_version(int argc, char **argv);
 int cmd_certgen(int argc, char **argv);
 
 /*
- * Loads --policy FILE, or the embedded policy when path is NULL, and
- * applies mode_override when not NULL. Prints "file:line:col: message" to
- * stderr and returns NULL on error.
+ * The command line's overrides of the policy: --mode (NULL: none) and
+ * --repack, into *out. Prints why and returns -1 for an unknown mode.
+ */
+struct snapshot_opts;
+int cmd_policy_opts(const char *mode, bool repack, struct snapshot_opts *out);
+
+/*
+ * Loads --policy FILE, or the embedded policy when path is NULL, with
+ * opts (may be NULL). Prints "file:line:col: message" to stderr and
+ * returns NULL on error.
  */
 struct snapshot;
-struct snapshot *cmd_load_policy(const char *path, const char *mode_override);
+struct snapshot *cmd_load_policy(const char *path,
+                                 const struct snapshot_opts *opts);
 
 #endif

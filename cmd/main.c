@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
+#include "webhook/policyfile.h"
 #include "webhook/file.h"
 
 /*
@@ -72,40 +73,29 @@ usage(FILE *f)
           f);
 }
 
-struct snapshot *
-cmd_load_policy(const char *path, const char *mode_override)
+int
+cmd_policy_opts(const char *mode, bool repack, struct snapshot_opts *out)
 {
-    struct load_error err;
-    struct snapshot *s;
-    enum mode mode;
-
-    if (mode_override && mode_parse(mode_override, &mode) < 0) {
+    *out = (struct snapshot_opts){.force_mode = mode != NULL,
+                                  .force_repack = repack};
+    if (mode && mode_parse(mode, &out->mode) < 0) {
         fprintf(stderr,
                 "topogate: unknown mode '%s' (enforce, warn or "
                 "audit)\n",
-                mode_override);
-        return NULL;
+                mode);
+        return -1;
     }
-    if (path == NULL) {
-        s = snapshot_parse_embedded(&err);
-        path = "embedded policy";
-    } else {
-        size_t len;
-        char *bytes = file_read(path, SIZE_MAX, &len);
-        if (bytes == NULL) {
-            fprintf(stderr, "topogate: %s: %s\n", path, strerror(errno));
-            return NULL;
-        }
-        s = snapshot_parse(bytes, len, path, &err);
-        free(bytes);
-    }
-    if (s == NULL) {
-        fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.column,
-                err.message);
-        return NULL;
-    }
-    if (mode_override)
-        snapshot_force_mode(s, mode);
+    return 0;
+}
+
+struct snapshot *
+cmd_load_policy(const char *path, const struct snapshot_opts *opts)
+{
+    char err[512];
+    struct snapshot *s = policyfile_load(path, opts, err, sizeof(err));
+
+    if (s == NULL)
+        fprintf(stderr, "topogate: %s\n", err);
     return s;
 }
 

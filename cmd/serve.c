@@ -237,7 +237,8 @@ serve_options(int argc, char **argv, struct serve_opts *o)
 
 /* Serves until SIGTERM or SIGINT. 0, or 1 when a listener cannot start. */
 static int
-serve_run(const struct serve_opts *o, struct snapshot *s,
+serve_run(const struct serve_opts *o, const struct snapshot_opts *opts,
+          struct snapshot *s,
           const struct serve_addr *admission, const struct serve_addr *probe,
           struct tls_creds *creds)
 {
@@ -255,8 +256,7 @@ serve_run(const struct serve_opts *o, struct snapshot *s,
     struct reload_config rcfg = {
         .policy_path = o->policy,
         .policy_digest = s->digest,
-        .force_mode = o->mode != NULL,
-        .force_repack = o->repack,
+        .opts = *opts,
         .cert_path = o->cert_path,
         .key_path = o->key_path,
         .client_ca_path = o->client_ca_path,
@@ -264,9 +264,6 @@ serve_run(const struct serve_opts *o, struct snapshot *s,
         .interval_ms = SERVE_RELOAD_MS,
     };
     int sig, ret = 1;
-
-    if (o->mode != NULL && mode_parse(o->mode, &rcfg.mode) != 0)
-        goto out; /* cmd_load_policy() has already refused it */
 
     /*
      * Blocked before any thread starts, so every thread inherits the mask
@@ -335,6 +332,7 @@ cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {.listen = ":8443", .probe_listen = ":8080"};
     struct serve_addr admission, probe;
+    struct snapshot_opts opts;
     struct snapshot *s = NULL;
     struct tls_creds *creds = NULL;
     char err[512];
@@ -353,11 +351,9 @@ cmd_serve(int argc, char **argv)
     if (serve_resolve("--listen", o.listen, &admission) != 0 ||
         serve_resolve("--probe-listen", o.probe_listen, &probe) != 0)
         goto out;
-    s = cmd_load_policy(o.policy, o.mode);
-    if (s == NULL)
+    if (cmd_policy_opts(o.mode, o.repack, &opts) < 0 ||
+        (s = cmd_load_policy(o.policy, &opts)) == NULL)
         goto out;
-    if (o.repack)
-        s->repack = true;
     creds = tls_creds_load(o.cert_path, o.key_path, o.client_ca_path, err,
                            sizeof(err));
     if (creds == NULL) {
@@ -369,7 +365,7 @@ cmd_serve(int argc, char **argv)
         ret = 0;
         goto out;
     }
-    ret = serve_run(&o, s, &admission, &probe, creds);
+    ret = serve_run(&o, &opts, s, &admission, &probe, creds);
 out:
     tls_creds_unref(creds);
     snapshot_unref(s);

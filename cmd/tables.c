@@ -10,20 +10,75 @@
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
 
+/* Where pods get the type's RDMA NICs: a resource, an annotation, none. */
+static void
+nic_text(const struct instance_type *t, char *buf, size_t size)
+{
+    const char *resource = type_nic_resource(t);
+
+    if (resource)
+        snprintf(buf, size, "%s", resource);
+    else if (t->nic_annotation && t->efa > 0)
+        snprintf(buf, size, "annotation %s", t->nic_annotation);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void
+print_products(const struct snapshot *s)
+{
+    if (s->n_products == 0)
+        return;
+    printf("\nGPU products, for nodes known by a GPU label (one GPU is "
+           "single; a count not listed: unknown):\n");
+    printf("%-16s %-12s %-8s %6s %s\n", "PRODUCT", "ACCELERATOR", "MEMORY",
+           "GB/s", "LINK BY GPU COUNT");
+    for (size_t i = 0; i < s->n_products; i++) {
+        const struct gpu_product *p = &s->products[i];
+
+        printf("%-16s %-12s %-8s %6d", p->name, p->accelerator,
+               p->memory ? p->memory : "-", p->nvlink_gbps);
+        for (size_t j = 0; j < p->n_links; j++) {
+            const struct product_link *l = &p->links[j];
+
+            if (l->min == l->max)
+                printf(" %d:", l->min);
+            else if (l->max == PRODUCT_GPUS_MAX)
+                printf(" %d+:", l->min);
+            else
+                printf(" %d-%d:", l->min, l->max);
+            printf("%s", link_name(l->link));
+        }
+        printf("\n  %-14s", "");
+        for (size_t j = 0; j < p->n_labels; j++)
+            printf(" %s", p->labels[j]);
+        printf("\n");
+    }
+}
+
 static void
 print_text(const struct snapshot *s)
 {
+    char nic[128];
+    int w = 20; /* the widest type name: Azure's run past 20 */
+
+    for (size_t i = 0; i < s->n_types; i++)
+        if ((int)strlen(s->types[i].name) > w)
+            w = (int)strlen(s->types[i].name);
+
     printf("policy %s: mode %s, unknown instance types: %s\n\n", s->origin,
            mode_name(s->mode), s->unknown == UNKNOWN_DENY ? "deny" : "warn");
-    printf("%-20s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %s\n", "TYPE",
-           "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "EFA", "GDR",
-           "HOST", "SHM");
+    printf("%-*s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %-8s %s\n", w,
+           "TYPE", "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "NICS", "GDR",
+           "HOST", "SHM", "NIC");
     for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
-        printf("%-20s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %s\n", t->name,
-               t->accelerator, t->count, t->memory, link_name(t->link),
-               t->nvlink_gbps, t->efa, t->gpudirect_rdma ? "yes" : "no",
-               t->host_memory, t->shm);
+
+        nic_text(t, nic, sizeof(nic));
+        printf("%-*s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %-8s %s\n", w,
+               t->name, t->accelerator, t->count, t->memory,
+               link_name(t->link), t->nvlink_gbps, t->efa,
+               t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic);
     }
     printf("\nenv injected into GPU containers:\n");
     for (size_t i = 0; i < s->n_types; i++) {
@@ -32,6 +87,7 @@ print_text(const struct snapshot *s)
             printf("  %-20s %s=%s\n  %-20s   %s\n", t->name, t->env[j].name,
                    t->env[j].value, "", t->env[j].why);
     }
+    print_products(s);
 }
 
 int

@@ -9,6 +9,7 @@
 
 #include "job.h"
 #include "judge.h"
+#include "match.h"
 #include "labels.h"
 #include "mutate.h"
 #include "placement.h"
@@ -50,6 +51,18 @@ to_audit(struct decision *d)
     return 0;
 }
 
+/*
+ * What the candidates rest on: the placement's own evidence, or, where no
+ * row is known, the policy that asks for a known one (unknown: deny).
+ */
+static enum evidence
+evidence_of(const struct snapshot *s, const struct placement *p)
+{
+    if (placement_known(p))
+        return p->evidence;
+    return s->unknown == UNKNOWN_DENY ? EVIDENCE_POLICY : EVIDENCE_NONE;
+}
+
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -58,13 +71,17 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     const cJSON *pod = req->object;
     enum mode mode = snapshot_mode_for(s, req->namespace);
     struct placement p;
-    struct finding worst;
+    struct finding worst = {0};
     struct target t;
+    struct match m;
+    enum verdict v;
     bool agreed;
     int rc = -1;
 
-    placement_read(s, pod, &p);
-    agreed = p.n_types > 0 && p.unknown == NULL;
+    if (match_parse(json_get(pod, "spec"), &m) < 0)
+        return -1;
+    placement_read(s, &m, w->gpus, &p);
+    agreed = placement_known(&p);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
         d->instance_type = p.types[0]->name;
@@ -72,16 +89,17 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         const char *whole = pod_annotation(pod, ANNOTATION_WHOLE_NODE);
         if (whole && strcmp(whole, "true") == 0 &&
             mutate_fill_gpus(pod, w, &t, d) < 0)
-            return -1;
+            goto out;
     } else {
         d->instance_type = "unknown";
     }
     judge_all(s, w, &p, &worst);
     d->finding = worst.sev != SEV_OK;
-    if (worst.sev == SEV_HARD && mode == MODE_ENFORCE) {
+    v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
+    if (v == VERDICT_DENY) {
         /* Nothing is patched on a denied pod. */
         drop_ops(d);
-        d->judged = VERDICT_DENY;
+        d->verdict = d->judged = VERDICT_DENY;
         if (finding_deny(d, &worst, NULL) == 0 &&
             finding_explain(d, &worst) == 0)
             rc = 0;
@@ -90,13 +108,11 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (worst.sev != SEV_OK && finding_warn(d, &worst) < 0)
         goto out;
     if (agreed && !worst.unschedulable &&
-        mutate_pod(pod, w, &t, snapshot_inject_for(s, req->namespace),
+        mutate_pod(pod, &m, w, &t, snapshot_inject_for(s, req->namespace),
                    s->override_user, d) < 0)
         goto out;
-    d->verdict = d->n_ops > 0 ? VERDICT_PATCH : VERDICT_ALLOW;
-    d->judged = worst.sev == SEV_HARD ? VERDICT_DENY : d->verdict;
-    if (worst.sev == SEV_HARD)
-        d->verdict = VERDICT_WARN;
+    d->verdict = judge_verdict(mode, worst.sev, evidence_of(s, &p),
+                               d->n_ops > 0, &d->judged);
     if (worst.sev != SEV_OK
             ? finding_explain(d, &worst) < 0
             : decision_set_reason(d, d->n_ops ? "patched to the node's fast "
@@ -109,6 +125,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     rc = 0;
 out:
     finding_free(&worst);
+    match_free(&m);
     return rc;
 }
 
@@ -119,6 +136,7 @@ decide(const struct snapshot *s, const struct admission *req,
     const cJSON *pod = req->object;
     const char *skip;
     struct workload w;
+    int rc;
 
     if (job_kind(req->group, req->kind))
         return decide_job(s, req, d);
@@ -133,19 +151,13 @@ decide(const struct snapshot *s, const struct admission *req,
         return 0;
     d->mode = mode_name(snapshot_mode_for(s, req->namespace));
     skip = pod_annotation(pod, ANNOTATION_SKIP);
-    if (skip && strcmp(skip, "true") == 0) {
-        if (snapshot_opt_out_for(s, req->namespace)) {
-            d->verdict = d->judged = VERDICT_ALLOW;
-            return decision_set_reason(d, "opted out with " ANNOTATION_SKIP);
-        }
-        if (decision_warn(d, ANNOTATION_SKIP " is not honoured by this "
-                                             "cluster's policy") < 0)
-            return -1;
-    }
+    if ((rc = judge_opt_out(s, req->namespace, skip && strcmp(skip, "true") == 0,
+                            d)) != 0)
+        return rc < 0 ? -1 : 0;
     /* The apiserver rejects a bad quantity itself; say why we stand by. */
     if (w.bad_value) {
         char *value = cJSON_PrintUnformatted(w.bad_value);
-        int rc = decision_warn(d,
+        rc = decision_warn(d,
                                "container '%s': %s %s is not a whole number; "
                                "topogate did not check this pod",
                                w.bad_container ? w.bad_container : "?",

@@ -12,6 +12,7 @@
 
 #include "expand.h"
 #include "judge.h"
+#include "match.h"
 #include "labels.h"
 #include "placement.h"
 #include "pod.h"
@@ -35,6 +36,7 @@ struct verdict_of_job {
     bool pinned;         /* some GPU pod lands on a known type */
     const char *unknown; /* a pinned type not in the table */
     bool skip;           /* a pod template asks to opt out */
+    enum evidence evidence; /* what the worst pod's candidates rest on */
 };
 
 /* The job's shape overrides what the pod alone can tell. */
@@ -52,20 +54,37 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
     w->procs = e->job.procs > 0 ? e->job.procs : (w->gpus > 0 ? w->gpus : 1);
 }
 
+/* The pod's candidates; p's strings borrow from pod. */
+static int
+place(const struct snapshot *s, const cJSON *pod, long gpus,
+      struct placement *p)
+{
+    struct match m;
+
+    if (match_parse(json_get(pod, "spec"), &m) < 0)
+        return -1;
+    placement_read(s, &m, gpus, p);
+    match_free(&m);
+    return 0;
+}
+
 /* Pins the pod to the policy's type for this job when it pins none. */
 static int
 pin_from_policy(const struct snapshot *s, const struct expansion *e,
-                const char *ns, cJSON *pod, struct placement *p)
+                const char *ns, cJSON *pod, long gpus, struct placement *p)
 {
     const char *type;
 
-    placement_read(s, pod, p);
+    if (place(s, pod, gpus, p) < 0)
+        return -1;
     if (p->pinned || (type = snapshot_job_type(s, ns, e->job.runtime)) == NULL)
         return 0;
     cJSON *sel = podbuild_object(podbuild_object(pod, "spec"), "nodeSelector");
     if (sel == NULL || !cJSON_AddStringToObject(sel, LABEL_INSTANCE_TYPE, type))
         return -1;
-    placement_read(s, pod, p);
+    if (place(s, pod, gpus, p) < 0)
+        return -1;
+    p->evidence = EVIDENCE_POLICY;
     return 0;
 }
 
@@ -86,11 +105,11 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
             continue;
         v->any_gpu = true;
         v->skip = v->skip || (skip && strcmp(skip, "true") == 0);
-        if (pin_from_policy(s, e, ns, pod, &p) < 0)
+        if (pin_from_policy(s, e, ns, pod, w.gpus, &p) < 0)
             return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
-        if (p.n_types == 0 || p.unknown)
+        if (!placement_known(&p))
             continue;
         v->pinned = true;
         judge_all(s, &w, &p, &f);
@@ -98,6 +117,7 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
             finding_free(&v->worst);
             v->worst = f;
             v->w = w;
+            v->evidence = p.evidence;
         } else {
             finding_free(&f);
         }
@@ -105,40 +125,43 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
     return 0;
 }
 
-/* Refused in enforce, warned otherwise; extra (may be NULL) says why it
- * was not repacked. */
+/* The worst finding into d as verdict says; extra (may be NULL) says why
+ * the job was not repacked. */
 static int
-report_finding(struct decision *d, const struct finding *f, bool deny,
-               const char *extra)
+report_finding(struct decision *d, const struct finding *f,
+               enum verdict verdict, const char *extra)
 {
+    d->verdict = verdict;
     if (finding_explain(d, f) < 0)
         return -1;
-    if (deny)
+    if (verdict == VERDICT_DENY)
         return finding_deny(d, f, extra);
     if (finding_warn(d, f) < 0)
         return -1;
     return extra ? decision_warn(d, "%s", extra) : 0;
 }
 
-/* A fragmented job: repack it when allowed and safe, else refuse it. */
+/* A hard finding: repack the job when allowed and safe, else judge it. */
 static int
-fragmented(const struct snapshot *s, const struct admission *req,
-           const struct expansion *e, struct verdict_of_job *v, enum mode mode,
-           struct decision *d)
+hard_finding(const struct snapshot *s, const struct admission *req,
+             const struct expansion *e, struct verdict_of_job *v,
+             enum mode mode, struct decision *d)
 {
     char why[160] = "", extra[200] = "";
     const struct instance_type *t = v->worst.type;
     bool create = strcmp(req->operation, "CREATE") == 0;
+    enum verdict verdict =
+        judge_verdict(mode, SEV_HARD, v->evidence, false, &d->judged);
     int rc = 0;
 
-    d->judged = VERDICT_DENY;
     if (s->repack && v->worst.fragmented && mode != MODE_AUDIT && create) {
         rc = repack_job(req->object, e, v->w.gpus, workload_world(&v->w), t, d,
                         why, sizeof(why));
         if (rc < 0)
             return -1;
         if (rc == 1) {
-            d->verdict = d->judged = VERDICT_PATCH;
+            d->verdict = judge_verdict(mode, SEV_OK, v->evidence, true,
+                                       &d->judged);
             d->finding = false; /* the repack resolved it */
             free(d->fix);
             d->fix = finding_fix(&v->worst);
@@ -149,10 +172,7 @@ fragmented(const struct snapshot *s, const struct admission *req,
         }
         snprintf(extra, sizeof(extra), "not repacked: %s", why);
     }
-    if (mode == MODE_ENFORCE)
-        return report_finding(d, &v->worst, true, extra[0] ? extra : NULL);
-    d->verdict = VERDICT_WARN;
-    return report_finding(d, &v->worst, false, extra[0] ? extra : NULL);
+    return report_finding(d, &v->worst, verdict, extra[0] ? extra : NULL);
 }
 
 /* An UPDATE that leaves the spec alone (labels, finalizers) is not ours. */
@@ -189,8 +209,8 @@ decide_job(const struct snapshot *s, const struct admission *req,
     d->mode = mode_name(mode);
     d->instance_type = v.worst.type ? v.worst.type->name : "unknown";
     d->verdict = d->judged = VERDICT_ALLOW;
-    if (v.skip && snapshot_opt_out_for(s, req->namespace)) {
-        rc = decision_set_reason(d, "opted out with " ANNOTATION_SKIP);
+    if ((rc = judge_opt_out(s, req->namespace, v.skip, d)) != 0) {
+        rc = rc < 0 ? -1 : 0;
         goto out;
     }
     d->finding = !v.pinned || v.worst.sev != SEV_OK;
@@ -216,9 +236,9 @@ decide_job(const struct snapshot *s, const struct admission *req,
         goto out;
     }
     if (v.worst.sev == SEV_HARD)
-        rc = fragmented(s, req, &e, &v, mode, d);
+        rc = hard_finding(s, req, &e, &v, mode, d);
     else if (v.worst.sev == SEV_SOFT)
-        rc = report_finding(d, &v.worst, false, NULL);
+        rc = report_finding(d, &v.worst, VERDICT_ALLOW, NULL);
     else
         rc = decision_set_reason(d, "whole-node layout");
     if (rc == 0 && mode == MODE_AUDIT && d->judged == VERDICT_DENY &&

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "advice.h"
+#include "labels.h"
 
 static struct strbuf *
 next_part(struct finding *f)
@@ -97,7 +98,12 @@ judge_unknown(const struct snapshot *s, const struct placement *p,
 {
     memset(f, 0, sizeof(*f));
     f->sev = s->unknown == UNKNOWN_DENY ? SEV_HARD : SEV_SOFT;
-    if (p->unknown)
+    if (p->too_many)
+        strbuf_printf(next_part(f),
+                      "the pod can land on more than %d kinds of node: no "
+                      "topology check, no patch",
+                      PLACEMENT_MAX);
+    else if (p->unknown)
         strbuf_printf(next_part(f),
                       "instance type '%s' is not in topogate's table: no "
                       "topology check, no patch",
@@ -127,8 +133,10 @@ judge_all(const struct snapshot *s, const struct workload *w,
 
     memset(worst, 0, sizeof(*worst));
     worst->sev = SEV_OK;
-    if (p->n_types == 0 || p->unknown)
+    if (!placement_known(p)) {
         judge_unknown(s, p, worst);
+        return;
+    }
     for (size_t i = 0; i < p->n_types; i++) {
         judge(w, p->types[i], &f);
         f.type = p->types[i];
@@ -139,6 +147,35 @@ judge_all(const struct snapshot *s, const struct workload *w,
             finding_free(&f);
         }
     }
+}
+
+enum verdict
+judge_verdict(enum mode mode, enum severity sev, enum evidence ev,
+              bool patched, enum verdict *judged)
+{
+    enum verdict v;
+
+    if (sev == SEV_HARD)
+        v = ev != EVIDENCE_NONE ? VERDICT_DENY : VERDICT_WARN;
+    else
+        v = patched ? VERDICT_PATCH : VERDICT_ALLOW;
+    if (judged)
+        *judged = v;
+    return v == VERDICT_DENY && mode != MODE_ENFORCE ? VERDICT_WARN : v;
+}
+
+int
+judge_opt_out(const struct snapshot *s, const char *ns, bool asked,
+              struct decision *d)
+{
+    if (!asked)
+        return 0;
+    if (!snapshot_opt_out_for(s, ns))
+        return decision_warn(d, ANNOTATION_SKIP " is not honoured by this "
+                                                "cluster's policy");
+    d->verdict = d->judged = VERDICT_ALLOW;
+    return decision_set_reason(d, "opted out with " ANNOTATION_SKIP) < 0 ? -1
+                                                                         : 1;
 }
 
 char *

@@ -35,6 +35,23 @@ struct finding {
     size_t n_parts;
 };
 
+/*
+ * The one place a finding becomes a verdict, for pods and jobs alike:
+ * what enforce does with a finding of sev on evidence ev, given whether
+ * ops were made, into *judged; what mode does, returned. A refusal needs
+ * evidence: a hard finding on none (a guess) only warns.
+ */
+enum verdict judge_verdict(enum mode mode, enum severity sev, enum evidence ev,
+                           bool patched, enum verdict *judged);
+
+/*
+ * The opt-out annotation, asked for (or not) by the object: 1 when the
+ * policy honours it here (d says so), 0 when not asked or not honoured
+ * (d then warns), -1 out of memory.
+ */
+int judge_opt_out(const struct snapshot *s, const char *ns, bool asked,
+                  struct decision *d);
+
 /* The worst finding over the candidate types of p, into *worst. */
 void judge_all(const struct snapshot *s, const struct workload *w,
                const struct placement *p, struct finding *worst);

@@ -278,27 +278,6 @@ patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
     return decision_add_at(d, cJSON_CreateTrue(), "/spec/hostIPC", NULL);
 }
 
-static bool
-tolerated(const cJSON *tolerations, const char *key)
-{
-    const cJSON *t;
-
-    cJSON_ArrayForEach(t, tolerations)
-    {
-        const char *k = json_string(t, "key");
-        const char *op = json_string(t, "operator");
-        const char *effect = json_string(t, "effect");
-        bool key_ok =
-            (k && strcmp(k, key) == 0) ||
-            ((k == NULL || *k == '\0') && op && strcmp(op, "Exists") == 0);
-        bool effect_ok = effect == NULL || *effect == '\0' ||
-                         strcmp(effect, "NoSchedule") == 0;
-        if (key_ok && effect_ok)
-            return true;
-    }
-    return false;
-}
-
 static cJSON *
 toleration(const char *key)
 {
@@ -313,8 +292,14 @@ toleration(const char *key)
     return t;
 }
 
+/*
+ * The device plugins' taints are keyed by resource and carry a value we
+ * cannot know (EKS "true", GKE "present"): the pod tolerates one only
+ * with a toleration that admits every value.
+ */
 static int
-patch_tolerations(const cJSON *spec, const struct target *t, struct decision *d)
+patch_tolerations(const cJSON *spec, const struct match *m,
+                  const struct target *t, struct decision *d)
 {
     const cJSON *have = json_get(spec, "tolerations");
     const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? RESOURCE_EFA : NULL};
@@ -323,7 +308,8 @@ patch_tolerations(const cJSON *spec, const struct target *t, struct decision *d)
     if (adds == NULL)
         return -1;
     for (size_t i = 0; i < 2; i++) {
-        if (keys[i] && !tolerated(have, keys[i]) &&
+        struct taint taint = {keys[i], NULL, "NoSchedule"};
+        if (keys[i] && !match_tolerates(m, &taint) &&
             !cJSON_AddItemToArray(adds, toleration(keys[i]))) {
             cJSON_Delete(adds);
             return -1;
@@ -622,8 +608,9 @@ oom:
 }
 
 int
-mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
-           const struct inject *in, bool override, struct decision *d)
+mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
+           const struct target *t, const struct inject *in, bool override,
+           struct decision *d)
 {
     const cJSON *spec = json_get(pod, "spec");
     const cJSON *containers = json_get(spec, "containers"), *c;
@@ -632,7 +619,7 @@ mutate_pod(const cJSON *pod, const struct workload *w, const struct target *t,
 
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, t, d) < 0) ||
-        (in->tolerations && patch_tolerations(spec, t, d) < 0) ||
+        (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
         (in->efa && patch_efa(containers, w, t, override, d) < 0))
         return -1;
     cJSON_ArrayForEach(c, containers)

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "decision.h"
+#include "match.h"
 #include "snapshot.h"
 #include "workload.h"
 
@@ -34,11 +35,13 @@ void target_agree(const struct instance_type *const *types, size_t n,
 
 /*
  * Appends to d the ops (and warnings about values the user set) for a
- * governed pod. Returns 0, or -1 out of memory.
+ * governed pod; m is its parsed placement, for the tolerations it
+ * already has. Returns 0, or -1 out of memory.
  */
-int mutate_pod(const cJSON *pod, const struct workload *w,
-               const struct target *t, const struct inject *in,
-               bool override_user, struct decision *d);
+int mutate_pod(const cJSON *pod, const struct match *m,
+               const struct workload *w, const struct target *t,
+               const struct inject *in, bool override_user,
+               struct decision *d);
 
 /*
  * topogate.io/whole-node: raises the pod's main GPU container to the

@@ -1,197 +1,259 @@
 /*
  * placement.c - instance type candidates of a pod.
  *
- * A nodeSelector pins one value. Required node affinity ORs its terms and
- * ANDs the expressions inside a term, so a key constrains the pod only when
- * every term constrains it; the candidates are then the union over terms.
+ * Each table row is judged as a node would be: it gets the labels a node
+ * of that type carries (the instance type; on AWS also Karpenter's and
+ * EKS Auto Mode's family, size, GPU name and count...) and the pod's
+ * parsed placement is matched against them, keys the row cannot know
+ * left out. A pod pins its type when every path to a node names it: the
+ * candidates are then the values it names, else the rows its Karpenter
+ * requirements admit.
  */
 #include "placement.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "labels.h"
 #include "pod.h"
 
-#define MAX_VALUES 64
+#define LABEL_INSTANCE_TYPE_BETA "beta.kubernetes.io/instance-type"
 
-static const char *const type_keys[] = {
-    LABEL_INSTANCE_TYPE, "beta.kubernetes.io/instance-type", NULL};
-static const char *const gpu_count_keys[] = {
-    "karpenter.k8s.aws/instance-gpu-count", NULL};
-static const char *const family_keys[] = {"karpenter.k8s.aws/instance-family",
-                                          NULL};
+/* Karpenter's label prefix, and EKS Auto Mode's for the same labels. */
+static const char *const aws_prefixes[] = {"karpenter.k8s.aws/instance-",
+                                           "eks.amazonaws.com/instance-"};
+#define N_AWS_PREFIXES (sizeof(aws_prefixes) / sizeof(aws_prefixes[0]))
 
-struct values {
-    const char *v[MAX_VALUES];
-    size_t n;
-    bool constrained;
+/* family, size, category, generation, gpu-count, -name, -manufacturer */
+#define AWS_FACTS 7
+#define ROW_LABELS (2 + AWS_FACTS * N_AWS_PREFIXES)
+
+struct row_labels {
+    struct label items[ROW_LABELS];
+    char keys[ROW_LABELS][48];
+    char values[AWS_FACTS][48];
+    struct label_set set;
 };
 
 static bool
-key_in(const char *key, const char *const *keys)
+is_type_key(const char *key)
 {
-    for (size_t i = 0; key && keys[i]; i++)
-        if (strcmp(key, keys[i]) == 0)
+    return strcmp(key, LABEL_INSTANCE_TYPE) == 0 ||
+           strcmp(key, LABEL_INSTANCE_TYPE_BETA) == 0;
+}
+
+static bool
+is_aws_key(const char *key)
+{
+    for (size_t i = 0; i < N_AWS_PREFIXES; i++)
+        if (strncmp(key, aws_prefixes[i], strlen(aws_prefixes[i])) == 0)
             return true;
     return false;
 }
 
-static void
-add_value(struct values *vs, const char *v)
+/* AWS names read family.size, lowercase: "p4d.24xlarge", "p6-b200.48xlarge". */
+static bool
+is_aws_type(const char *name)
 {
-    for (size_t i = 0; i < vs->n; i++)
-        if (strcmp(vs->v[i], v) == 0)
-            return;
-    if (vs->n < MAX_VALUES)
-        vs->v[vs->n++] = v;
+    const char *dot = strchr(name, '.');
+
+    if (!islower((unsigned char)name[0]) || dot == NULL || strchr(dot + 1, '.'))
+        return false;
+    for (const char *c = name; *c; c++)
+        if (isupper((unsigned char)*c) || *c == '_')
+            return false;
+    return true;
 }
 
-/* Values of `In` expressions on keys within one term; false: no such. */
-static bool
-term_values(const cJSON *term, const char *const *keys, struct values *out)
+static int
+label_cmp(const void *a, const void *b)
 {
-    const cJSON *e;
-    bool found = false;
+    return strcmp(((const struct label *)a)->key,
+                  ((const struct label *)b)->key);
+}
 
-    cJSON_ArrayForEach(
-        e, cJSON_GetObjectItemCaseSensitive(term, "matchExpressions"))
-    {
-        const char *op = json_string(e, "operator");
-        const cJSON *v;
+/* Karpenter's values for an AWS row (karpenter-provider-aws labels.go). */
+static void
+aws_facts(const struct instance_type *t, char v[AWS_FACTS][48])
+{
+    const char *dot = strchr(t->name, '.');
+    size_t fam = (size_t)(dot - t->name), cat = 0, gen;
+    size_t i;
 
-        if (!key_in(json_string(e, "key"), keys) || op == NULL ||
-            strcmp(op, "In") != 0)
+    snprintf(v[0], 48, "%.*s", (int)fam, t->name);
+    snprintf(v[1], 48, "%s", dot + 1);
+    while (cat < fam && islower((unsigned char)t->name[cat]))
+        cat++;
+    for (gen = cat; gen < fam && isdigit((unsigned char)t->name[gen]); gen++)
+        ;
+    snprintf(v[2], 48, "%.*s", (int)cat, t->name);
+    snprintf(v[3], 48, "%.*s", (int)(gen - cat), t->name + cat);
+    snprintf(v[4], 48, "%d", t->count);
+    /* "A10G" -> "a10g", "L40S" -> "l40s": Karpenter's gpu-name. */
+    snprintf(v[5], 48, "%s", t->accelerator);
+    for (i = 0; v[5][i]; i++)
+        v[5][i] = v[5][i] == ' ' ? '-' : (char)tolower((unsigned char)v[5][i]);
+    snprintf(v[6], 48, "nvidia");
+}
+
+/* The labels a node of type t carries; written is the type as pinned. */
+static void
+row_labels(const struct instance_type *t, const char *written,
+           struct row_labels *r)
+{
+    static const char *const facts[AWS_FACTS] = {
+        "family",        "size",          "category",
+        "generation",    "gpu-count",     "gpu-name",
+        "gpu-manufacturer"};
+    size_t n = 0;
+
+    r->items[n++] = (struct label){LABEL_INSTANCE_TYPE, written};
+    r->items[n++] = (struct label){LABEL_INSTANCE_TYPE_BETA, written};
+    if (is_aws_type(t->name) && strcmp(t->resource, RESOURCE_GPU) == 0) {
+        aws_facts(t, r->values);
+        for (size_t p = 0; p < N_AWS_PREFIXES; p++)
+            for (size_t f = 0; f < AWS_FACTS; f++, n++) {
+                snprintf(r->keys[n], sizeof(r->keys[n]), "%s%s",
+                         aws_prefixes[p], facts[f]);
+                r->items[n] = (struct label){r->keys[n], r->values[f]};
+            }
+    }
+    qsort(r->items, n, sizeof(r->items[0]), label_cmp);
+    r->set = (struct label_set){r->items, n};
+}
+
+/* A row is a candidate when its labels admit the pod. */
+static bool
+row_admits(const struct match *m, const struct instance_type *t,
+           const char *written)
+{
+    struct row_labels r;
+
+    row_labels(t, written, &r);
+    return match_labels(m, &r.set, match_any_key);
+}
+
+/* Adds t once; false when the array is full (p->too_many is then set). */
+static bool
+add_type(struct placement *p, const struct instance_type *t)
+{
+    for (size_t i = 0; i < p->n_types; i++)
+        if (p->types[i] == t)
+            return true;
+    if (p->n_types == PLACEMENT_MAX) {
+        p->too_many = true;
+        return false;
+    }
+    p->types[p->n_types++] = t;
+    return true;
+}
+
+/* One instance type value the pod names: a candidate, or unknown. */
+static bool
+pinned_value(const struct snapshot *s, const struct match *m, const char *v,
+             struct placement *p)
+{
+    const struct instance_type *t = snapshot_lookup(s, v);
+
+    if (t == NULL) {
+        if (p->unknown == NULL)
+            p->unknown = v;
+        return true;
+    }
+    return !row_admits(m, t, v) || add_type(p, t);
+}
+
+static bool
+pinned_values(const struct snapshot *s, const struct match *m,
+              const struct match_expr *xs, size_t n, struct placement *p)
+{
+    const cJSON *v;
+
+    for (size_t i = 0; i < n; i++) {
+        if (xs[i].op != MATCH_IN || !is_type_key(xs[i].key))
             continue;
-        /* Two In expressions in one term intersect; keep it simple and
-         * take the first, which already bounds the candidates. */
-        if (found)
+        if (cJSON_IsString(xs[i].values)) { /* a nodeSelector entry */
+            if (!pinned_value(s, m, xs[i].values->valuestring, p))
+                return false;
             continue;
-        found = true;
-        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(e, "values"))
+        }
+        cJSON_ArrayForEach(v, xs[i].values)
         {
-            if (cJSON_IsString(v))
-                add_value(out, v->valuestring);
+            if (!pinned_value(s, m, v->valuestring, p))
+                return false;
         }
     }
-    return found;
+    return true;
 }
 
+/* The rows Karpenter's requirements admit, GPU types on AWS only. */
 static void
-affinity_values(const cJSON *spec, const char *const *keys, struct values *out)
+karpenter_rows(const struct snapshot *s, const struct match *m,
+               struct placement *p)
 {
-    const cJSON *na = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(spec, "affinity"), "nodeAffinity");
-    const cJSON *req = cJSON_GetObjectItemCaseSensitive(
-        na, "requiredDuringSchedulingIgnoredDuringExecution");
-    const cJSON *terms =
-        cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
-    const cJSON *term;
-
-    if (cJSON_GetArraySize(terms) == 0)
-        return;
-    cJSON_ArrayForEach(term, terms)
-    {
-        if (!term_values(term, keys, out)) {
-            out->n = 0; /* one free term: the key does not pin the pod */
-            return;
-        }
-    }
-    out->constrained = true;
-}
-
-/* nodeSelector wins over affinity: the two must both hold anyway. */
-static void
-constraint(const cJSON *spec, const char *const *keys, struct values *out,
-           const char **via)
-{
-    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
-
-    memset(out, 0, sizeof(*out));
-    for (size_t i = 0; keys[i]; i++) {
-        const char *v = json_string(sel, keys[i]);
-        if (v) {
-            add_value(out, v);
-            out->constrained = true;
-            *via = "nodeSelector";
-            return;
-        }
-    }
-    affinity_values(spec, keys, out);
-    if (out->constrained)
-        *via = "node affinity";
-}
-
-static bool
-family_matches(const struct instance_type *t, const struct values *families)
-{
-    size_t len = strcspn(t->name, ".");
-
-    if (!families->constrained)
-        return true;
-    for (size_t i = 0; i < families->n; i++)
-        if (strlen(families->v[i]) == len &&
-            strncmp(families->v[i], t->name, len) == 0)
-            return true;
-    return false;
-}
-
-static bool
-count_matches(const struct instance_type *t, const struct values *counts)
-{
-    if (!counts->constrained)
-        return true;
-    for (size_t i = 0; i < counts->n; i++) {
-        char *end;
-        long n = strtol(counts->v[i], &end, 10);
-        if (*end == '\0' && end != counts->v[i] && n == t->count)
-            return true;
-    }
-    return false;
-}
-
-/* Karpenter NodePools label nodes with GPU count and family, not type. */
-static void
-karpenter_candidates(const struct snapshot *s, const cJSON *spec,
-                     struct placement *p)
-{
-    struct values counts, families;
-    const char *via = NULL;
-
-    constraint(spec, gpu_count_keys, &counts, &via);
-    constraint(spec, family_keys, &families, &via);
-    if (!counts.constrained && !families.constrained)
-        return;
-    p->pinned = true;
-    p->via = "Karpenter labels";
-    for (size_t i = 0; i < s->n_types && p->n_types < PLACEMENT_MAX; i++) {
+    for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
-        if (strcmp(t->resource, RESOURCE_GPU) == 0 &&
-            count_matches(t, &counts) && family_matches(t, &families))
-            p->types[p->n_types++] = t;
+        if (is_aws_type(t->name) && strcmp(t->resource, RESOURCE_GPU) == 0 &&
+            row_admits(m, t, t->name) && !add_type(p, t))
+            return;
     }
+}
+
+/*
+ * Candidates too small for the pod cannot be where it lands, unless none
+ * is big enough: then judging says "it can never be scheduled".
+ */
+static void
+drop_too_small(long gpus, struct placement *p)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->n_types; i++)
+        if (p->types[i]->count >= gpus)
+            p->types[n++] = p->types[i];
+    if (n > 0)
+        p->n_types = n;
 }
 
 void
-placement_read(const struct snapshot *s, const cJSON *pod, struct placement *p)
+placement_read(const struct snapshot *s, const struct match *m, long gpus,
+               struct placement *p)
 {
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-    struct values names;
-
     memset(p, 0, sizeof(*p));
-    constraint(spec, type_keys, &names, &p->via);
-    if (!names.constrained) {
-        karpenter_candidates(s, spec, p);
-        return;
+    if (match_pins(m, is_type_key)) {
+        p->pinned = true;
+        p->evidence = EVIDENCE_PIN;
+        p->via = match_pins(&(struct match){.selector = m->selector,
+                                            .n_selector = m->n_selector},
+                            is_type_key)
+                     ? "nodeSelector"
+                     : "node affinity";
+        if (pinned_values(s, m, m->selector, m->n_selector, p))
+            for (size_t i = 0; i < m->n_terms; i++)
+                if (!pinned_values(s, m, m->terms[i].exprs, m->terms[i].n, p))
+                    break;
+    } else if (match_pins(m, is_aws_key)) {
+        p->pinned = true;
+        p->evidence = EVIDENCE_PIN;
+        p->via = "Karpenter labels";
+        karpenter_rows(s, m, p);
     }
-    p->pinned = true;
-    for (size_t i = 0; i < names.n; i++) {
-        const struct instance_type *t = snapshot_lookup(s, names.v[i]);
-        if (t == NULL) {
-            if (p->unknown == NULL)
-                p->unknown = names.v[i];
-        } else if (p->n_types < PLACEMENT_MAX) {
-            p->types[p->n_types++] = t;
-        }
-    }
+    if (gpus > 0)
+        drop_too_small(gpus, p);
+}
+
+bool
+placement_known(const struct placement *p)
+{
+    return p->n_types > 0 && p->unknown == NULL && !p->too_many;
+}
+
+const char *
+evidence_name(enum evidence e)
+{
+    static const char *const names[] = {"none", "pin", "policy", "nodes",
+                                        "queue"};
+    return names[e];
 }

@@ -375,13 +375,35 @@ check_type(const struct ynode *n, const struct instance_type *t,
                     t->name);
         return -1;
     }
+    if (t->nic_resource && t->nic_annotation) {
+        ynode_error(err, n,
+                    "'%s': NICs come by nicResource or by nicAnnotation, "
+                    "not both",
+                    t->name);
+        return -1;
+    }
+    if ((t->nic_resource || t->nic_annotation) && t->efa == 0) {
+        ynode_error(err, n, "'%s' names how its NICs attach but has none (efa: 0)",
+                    t->name);
+        return -1;
+    }
     for (size_t i = 0; i < t->n_env; i++) {
-        if (strcmp(t->env[i].name, "FI_EFA_USE_DEVICE_RDMA") == 0 &&
+        const char *name = t->env[i].name;
+        const char *nic = type_nic_resource(t);
+
+        if (strcmp(name, "FI_EFA_USE_DEVICE_RDMA") == 0 &&
             !t->gpudirect_rdma) {
             ynode_error(err, n,
                         "'%s' has no GPUDirect RDMA: FI_EFA_USE_DEVICE_RDMA "
                         "would break EFA there",
                         t->name);
+            return -1;
+        }
+        /* libfabric's FI_* steer EFA; on other NICs they break NCCL. */
+        if (strncmp(name, "FI_", 3) == 0 &&
+            (nic == NULL || strcmp(nic, TABLE_NIC_DEFAULT) != 0)) {
+            ynode_error(err, n, "'%s' has no EFA: %s is for EFA hosts only",
+                        t->name, name);
             return -1;
         }
     }
@@ -397,6 +419,7 @@ read_type(const struct ynode *n, struct instance_type *t,
         "count",      "memory",      "interconnect",
         "nvlinkGBps", "efa",         "gpuDirectRDMA",
         "hostMemory", "shm",         "env",
+        "nicResource", "nicAnnotation",
         NULL};
     const struct ynode *v;
     const char *what = "an instance type";
@@ -429,10 +452,21 @@ read_type(const struct ynode *n, struct instance_type *t,
     if (link_parse(v->scalar, &t->link) < 0) {
         ynode_error(err, v,
                     "unknown interconnect '%s' (single, pcie, nvlink, "
-                    "nvswitch or neuronlink)",
+                    "nvswitch, neuronlink or unknown)",
                     v->scalar);
         return -1;
     }
+    if ((v = ynode_get(n, "nicResource")) &&
+        read_string(v, "nicResource", &t->nic_resource, err) < 0)
+        return -1;
+    /* The default is kept as NULL, so the printer leaves it out. */
+    if (t->nic_resource && strcmp(t->nic_resource, TABLE_NIC_DEFAULT) == 0) {
+        free(t->nic_resource);
+        t->nic_resource = NULL;
+    }
+    if ((v = ynode_get(n, "nicAnnotation")) &&
+        read_string(v, "nicAnnotation", &t->nic_annotation, err) < 0)
+        return -1;
     if ((v = ynode_get(n, "nvlinkGBps")) &&
         read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)
         return -1;
@@ -495,7 +529,7 @@ read_policy(const struct ynode *root, struct snapshot *s,
     static const char *const keys[] = {
         "mode",   "unknownInstanceType", "optOut", "overrideUserValues",
         "inject", "namespaces",          "jobs",   "instanceTypes",
-        NULL};
+        "gpuProducts", NULL};
     const struct ynode *v;
 
     if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
@@ -520,6 +554,8 @@ read_policy(const struct ynode *root, struct snapshot *s,
     if ((v = ynode_get(root, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
     if ((v = ynode_get(root, "jobs")) && read_jobs(v, s, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "gpuProducts")) && products_read(v, s, err) < 0)
         return -1;
     return 0;
 }
@@ -555,8 +591,11 @@ snapshot_free(struct snapshot *s)
         free(t->memory);
         free(t->host_memory);
         free(t->shm);
+        free(t->nic_resource);
+        free(t->nic_annotation);
     }
     free(s->types);
+    products_free(s);
     for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);
         free(s->namespaces[i].instance_type);
@@ -571,9 +610,22 @@ snapshot_free(struct snapshot *s)
     free(s);
 }
 
+/* Command-line overrides, applied on every parse: start-up and reload. */
+static void
+apply_opts(struct snapshot *s, const struct snapshot_opts *o)
+{
+    if (o && o->force_mode) {
+        s->mode = o->mode;
+        for (size_t i = 0; i < s->n_namespaces; i++)
+            s->namespaces[i].mode = o->mode;
+    }
+    if (o && o->force_repack)
+        s->repack = true;
+}
+
 struct snapshot *
 snapshot_parse(const char *bytes, size_t len, const char *origin,
-               struct load_error *err)
+               const struct snapshot_opts *opts, struct load_error *err)
 {
     struct snapshot *s = NULL;
     struct ytree *tree;
@@ -598,6 +650,7 @@ snapshot_parse(const char *bytes, size_t len, const char *origin,
     s->inject = (struct inject){true, true, true, true, true, true};
     if (read_policy(tree->docs[0], s, err) < 0)
         goto fail;
+    apply_opts(s, opts);
     ytree_free(tree);
     return s;
 fail:
@@ -607,19 +660,12 @@ fail:
 }
 
 struct snapshot *
-snapshot_parse_embedded(struct load_error *err)
+snapshot_parse_embedded(const struct snapshot_opts *opts,
+                        struct load_error *err)
 {
     return snapshot_parse(policy_embedded,
                           (size_t)(policy_embedded_end - policy_embedded),
-                          "embedded", err);
-}
-
-void
-snapshot_force_mode(struct snapshot *s, enum mode mode)
-{
-    s->mode = mode;
-    for (size_t i = 0; i < s->n_namespaces; i++)
-        s->namespaces[i].mode = mode;
+                          "embedded", opts, err);
 }
 
 struct snapshot *

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "products.h"
 #include "table.h"
 #include "yamltree.h"
 
@@ -62,20 +63,34 @@ struct snapshot {
     bool repack; /* jobs.repack: rewrite fragmented jobs to whole nodes */
     struct runtime_type *runtime_types;
     size_t n_runtime_types;
+    struct gpu_product *products; /* gpuProducts: see products.h */
+    size_t n_products;
+};
+
+/*
+ * What the command line says over the file (--mode, --repack). Given to
+ * every parse, so start-up, reload, audit and -n build the same snapshot
+ * and nothing writes into one after it is published.
+ */
+struct snapshot_opts {
+    bool force_mode;
+    enum mode mode; /* every mode, global and per namespace */
+    bool force_repack;
 };
 
 /*
  * Parses a policy document. Returns an owned snapshot (one reference), or
- * NULL with *err filled in. origin names the source in messages.
+ * NULL with *err filled in. origin names the source in messages; opts
+ * may be NULL.
  */
 struct snapshot *snapshot_parse(const char *bytes, size_t len,
-                                const char *origin, struct load_error *err);
+                                const char *origin,
+                                const struct snapshot_opts *opts,
+                                struct load_error *err);
 
 /* The policy compiled into the binary, from deploy/policy.yaml. */
-struct snapshot *snapshot_parse_embedded(struct load_error *err);
-
-/* Sets every mode (global and per namespace) to one value: --mode. */
-void snapshot_force_mode(struct snapshot *s, enum mode mode);
+struct snapshot *snapshot_parse_embedded(const struct snapshot_opts *opts,
+                                         struct load_error *err);
 
 struct snapshot *snapshot_ref(struct snapshot *s);
 void snapshot_unref(struct snapshot *s);

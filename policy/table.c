@@ -1,4 +1,7 @@
-/* table.c - names of interconnects, and what they mean for splitting. */
+/*
+ * table.c - names of interconnects, what they mean for splitting, and
+ * the NIC resource of a row.
+ */
 #include "table.h"
 
 #include <string.h>
@@ -9,6 +12,7 @@ static const char *const link_names[] = {
     [LINK_NVLINK] = "nvlink",
     [LINK_NVSWITCH] = "nvswitch",
     [LINK_NEURONLINK] = "neuronlink",
+    [LINK_UNKNOWN] = "unknown",
 };
 
 const char *
@@ -35,4 +39,12 @@ bool
 link_is_nvlink(enum interconnect link)
 {
     return link == LINK_NVLINK || link == LINK_NVSWITCH;
+}
+
+const char *
+type_nic_resource(const struct instance_type *t)
+{
+    if (t->efa <= 0 || t->nic_annotation)
+        return NULL;
+    return t->nic_resource ? t->nic_resource : TABLE_NIC_DEFAULT;
 }

@@ -16,7 +16,17 @@ enum interconnect {
     LINK_NVLINK,     /* NVLink without a switch (p3 cube-mesh, p6-b300) */
     LINK_NVSWITCH,   /* every GPU to every GPU through NVSwitch */
     LINK_NEURONLINK, /* Trainium devices */
+    /*
+     * Several GPUs whose links the sources do not give (a VM slice of an
+     * 8-GPU board). Never NVLink to link_is_nvlink(): a refusal needs
+     * evidence.
+     */
+    LINK_UNKNOWN,
 };
+
+/* The NIC resource of a row that names none: AWS EFA. */
+#define TABLE_NIC_DEFAULT "vpc.amazonaws.com/efa"
+
 
 struct env_var {
     char *name;
@@ -32,7 +42,13 @@ struct instance_type {
     char *memory;      /* per accelerator, a quantity: "40Gi" */
     enum interconnect link;
     int nvlink_gbps; /* per GPU, bidirectional; 0 without NVLink */
-    int efa;         /* vpc.amazonaws.com/efa allocatable */
+    /*
+     * How many of the node's RDMA NIC resource a pod may take: the
+     * allocatable of nic_resource, or the NICs nic_annotation attaches.
+     */
+    int efa;
+    char *nic_resource;   /* NULL: TABLE_NIC_DEFAULT; see type_nic_resource */
+    char *nic_annotation; /* the pod annotation that attaches NICs, or NULL */
     bool gpudirect_rdma;
     char *host_memory; /* a quantity: "1152Gi" */
     char *shm;         /* /dev/shm sizeLimit to give: "144Gi" */
@@ -47,5 +63,14 @@ int link_parse(const char *word, enum interconnect *out);
 
 /* True where GPUs inside one node talk over NVLink: splitting them hurts. */
 bool link_is_nvlink(enum interconnect link);
+
+/*
+ * The extended resource a pod requests for the type's RDMA NICs
+ * ("vpc.amazonaws.com/efa", "rdma/ib", "nvidia.com/sriov_rdma_vf"), t->efa
+ * of them for the whole node. NULL when pods request none: the type has no
+ * such NIC, or attaches them by the pod annotation t->nic_annotation (GKE
+ * multi-networking), so nothing is patched for them.
+ */
+const char *type_nic_resource(const struct instance_type *t);
 
 #endif

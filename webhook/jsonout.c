@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "webhook/jsoncheck.h"
+
 /* A review's response is one to two KB. */
 #define JSONOUT_FIRST 4096
 
@@ -44,13 +46,19 @@ jsonout_raw(struct jsonout *o, const char *text, size_t len)
     o->buf[o->len] = '\0';
 }
 
-/* cJSON's escapes: the two-character ones, \u00XX for other controls. */
+/*
+ * cJSON's escapes: the two-character ones, \u00XX for other controls.
+ * A byte that does not start a whole UTF-8 sequence (a message cut in the
+ * middle of a character) becomes \ufffd: cJSON would copy it, and the
+ * response would not be JSON.
+ */
 void
 jsonout_string(struct jsonout *o, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *in = (const unsigned char *)(s != NULL ? s : "");
     size_t n = strlen((const char *)in);
+    const unsigned char *end = in + n;
     char *w;
 
     /* At most 6 bytes per input byte, and the quotes. */
@@ -61,8 +69,21 @@ jsonout_string(struct jsonout *o, const char *s)
     for (; *in != '\0'; in++) {
         unsigned char c = *in;
 
-        if (c > 31 && c != '"' && c != '\\') {
+        if (c > 31 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char)c;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t k = jsoncheck_utf8(in, (size_t)(end - in));
+
+            if (k == 0) {
+                memcpy(w, "\\ufffd", 6);
+                w += 6;
+                continue;
+            }
+            memcpy(w, in, k);
+            w += k;
+            in += k - 1;
             continue;
         }
         *w++ = '\\';

@@ -36,7 +36,11 @@ void jsonout_raw(struct jsonout *o, const char *text, size_t len);
 #define jsonout_lit(o, literal)                                                \
     jsonout_raw((o), "" literal, sizeof("" literal) - 1)
 
-/* A quoted, escaped JSON string; NULL is written as "". */
+/*
+ * A quoted, escaped JSON string; NULL is written as "". Bytes that are not
+ * UTF-8 are written as \ufffd (where cJSON would copy them), so the text
+ * stays JSON whatever s holds.
+ */
 void jsonout_string(struct jsonout *o, const char *s);
 
 /* A whole number, as cJSON prints one. */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "webhook/file.h"
+#include "webhook/policyfile.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/server.h"
@@ -39,32 +40,15 @@ static void
 reload_policy(struct reload *r)
 {
     const char *path = r->cfg.policy_path;
-    struct load_error err;
-    struct snapshot *s;
-    size_t len;
-    char *bytes = file_read(path, FILE_MAX, &len);
+    char err[512];
+    struct snapshot *s = policyfile_load(path, &r->cfg.opts, err, sizeof(err));
 
-    if (bytes == NULL) {
-        log_warnx("policy reload: cannot read '%s': %s; policy %016llx "
-                  "stays in service",
-                  path, strerror(errno), (unsigned long long)r->digest);
-        metrics_reload(r->metrics, METRICS_RELOAD_POLICY, false);
-        return;
-    }
-    s = snapshot_parse(bytes, len, path, &err);
-    free(bytes);
     if (s == NULL) {
-        log_warnx("policy reload: %s:%d:%d: %s; policy %016llx stays in "
-                  "service",
-                  path, err.line, err.column, err.message,
+        log_warnx("policy reload: %s; policy %016llx stays in service", err,
                   (unsigned long long)r->digest);
         metrics_reload(r->metrics, METRICS_RELOAD_POLICY, false);
         return;
     }
-    if (r->cfg.force_mode)
-        snapshot_force_mode(s, r->cfg.mode);
-    if (r->cfg.force_repack)
-        s->repack = true;
     if (s->digest == r->digest) {
         /* Touched or re-linked, same bytes: nothing to swap. */
         log_debug("policy reload: '%s' is unchanged", path);

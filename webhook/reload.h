@@ -28,9 +28,7 @@ struct reload;
 struct reload_config {
     const char *policy_path; /* NULL: the embedded policy, not watched */
     uint64_t policy_digest;  /* of the policy loaded at start */
-    bool force_mode;         /* --mode given: apply mode to each reload */
-    enum mode mode;
-    bool force_repack;       /* --repack given: jobs.repack on each reload */
+    struct snapshot_opts opts; /* the command line's, on each reload */
     const char *cert_path;
     const char *key_path;
     const char *client_ca_path; /* NULL without --client-ca */

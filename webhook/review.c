@@ -16,6 +16,7 @@
 
 #include "jsonpatch.h"
 #include "webhook/jsonarena.h"
+#include "webhook/jsoncheck.h"
 #include "webhook/jsonout.h"
 #include "webhook/jsonstrip.h"
 #include "policy/decide.h"
@@ -45,40 +46,25 @@ status_reason(int code)
     }
 }
 
-/* Compact JSON and a newline, as encoding/json's Encoder ends a body. */
-static char *
-print_line(const cJSON *root)
-{
-    char *text = cJSON_PrintUnformatted(root), *line;
-    size_t len;
-
-    if (text == NULL)
-        return NULL;
-    len = strlen(text);
-    if ((line = realloc(text, len + 2)) == NULL) {
-        free(text);
-        return NULL;
-    }
-    memcpy(line + len, "\n", 2);
-    return line;
-}
-
+/*
+ * Written as text, the bytes cJSON would print for the same Status, with
+ * encoding/json's newline; a message holding bytes that are not UTF-8 (a
+ * name cut in the middle of a character) still makes a JSON body.
+ */
 char *
 review_error_body(int code, const char *message)
 {
-    cJSON *st = cJSON_CreateObject();
-    char *text = NULL;
+    struct jsonout o = {0};
 
-    if (cJSON_AddStringToObject(st, "kind", "Status") &&
-        cJSON_AddStringToObject(st, "apiVersion", "v1") &&
-        cJSON_AddObjectToObject(st, "metadata") &&
-        cJSON_AddStringToObject(st, "status", "Failure") &&
-        cJSON_AddStringToObject(st, "message", message) &&
-        cJSON_AddStringToObject(st, "reason", status_reason(code)) &&
-        cJSON_AddNumberToObject(st, "code", code))
-        text = print_line(st);
-    cJSON_Delete(st);
-    return text;
+    jsonout_lit(&o, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":"
+                    "{},\"status\":\"Failure\",\"message\":");
+    jsonout_string(&o, message);
+    jsonout_lit(&o, ",\"reason\":");
+    jsonout_string(&o, status_reason(code));
+    jsonout_lit(&o, ",\"code\":");
+    jsonout_int(&o, code);
+    jsonout_lit(&o, "}\n");
+    return jsonout_take(&o, NULL);
 }
 
 static void
@@ -287,6 +273,13 @@ review_respond(const struct snapshot *s, const char *body, size_t len,
 
     memset(out, 0, sizeof(*out));
     /*
+     * Before the parse: what cJSON would read as something else than the
+     * apiserver stored (a string cut at \u0000) or echo as bytes that are
+     * not JSON (invalid UTF-8) is refused, never decided on.
+     */
+    if (jsoncheck_text(body, len, msg, sizeof(msg)) < 0)
+        return fail(out, 400, msg);
+    /*
      * The review is only read: parsed into this thread's arena, it is
      * dropped at once at the end instead of freed node by node.
      */
@@ -305,6 +298,10 @@ review_respond(const struct snapshot *s, const char *body, size_t len,
         return fail(out, 400, msg);
     }
     decision_init(&d);
+    if (jsoncheck_unique_keys(root, msg, sizeof(msg)) < 0) {
+        rc = fail(out, strcmp(msg, "out of memory") == 0 ? 500 : 400, msg);
+        goto done;
+    }
     if (decode(root, &req, msg, sizeof(msg)) < 0) {
         rc = fail(out, 400, msg);
         goto done;

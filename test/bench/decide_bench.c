@@ -271,7 +271,7 @@ main(int argc, char **argv)
     if (optind >= argc || batches < 1)
         usage();
     memset(&err, 0, sizeof(err));
-    if ((s = snapshot_parse_embedded(&err)) == NULL) {
+    if ((s = snapshot_parse_embedded(NULL, &err)) == NULL) {
         fprintf(stderr, "decide_bench: embedded policy: %s\n", err.message);
         return 1;
     }

@@ -4,6 +4,8 @@
     check.py render CASE RENDERED.yaml VALUES.yaml POLICY_OUT
         checks the objects of one rendering and writes the policy of its
         ConfigMap to POLICY_OUT (run.sh then loads it with topogate);
+        KUBE_MINOR (environment, default 36) is the Kubernetes 1.x it was
+        rendered for;
     check.py policy CASE VALUES.yaml LOADED.yaml
         checks what topogate loaded (`topogate tables -o yaml`) against
         the values' mode and overrides.
@@ -14,12 +16,20 @@ per failed property and exits 1 when any failed.
 """
 import copy
 import os
+import re
 import sys
 
 import yaml
 
 CHART = "charts/topogate"
 RELEASE, NAMESPACE = "topogate", "topogate-system"
+# The directory the in-cluster client reads (token, ca.crt, namespace).
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# What the cluster view may read, and how: issue 12, "Install".
+VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
+              ("kueue.x-k8s.io", "clusterqueues"),
+              ("kueue.x-k8s.io", "localqueues")}
+VIEW_VERBS = {"get", "list", "watch"}
 failures = []
 
 
@@ -103,7 +113,7 @@ def locked_down(pod_spec, where):
                   "(the kubelet never updates those)")
 
 
-def check_deployment(objs, values):
+def check_deployment(objs, values, kube_minor):
     dep = one(objs, "Deployment")
     spec = dep.get("spec", {})
     pod = spec.get("template", {}).get("spec", {})
@@ -149,6 +159,19 @@ def check_deployment(objs, values):
     check(("--client-ca" in args) == bool(values["serve"]["clientCA"]),
           "--client-ca does not follow serve.clientCA")
 
+    # Fields that exist only from some Kubernetes version on: present from
+    # that version, absent before it (strict decoding refuses them).
+    sleep = c.get("lifecycle", {}).get("preStop", {}).get("sleep")
+    check(bool(sleep) == (kube_minor >= 30),
+          f"preStop sleep {'missing' if not sleep else 'rendered'} for "
+          f"1.{kube_minor} (1.30+)")
+    for field, since in (("nodeTaintsPolicy", 26), ("matchLabelKeys", 27)):
+        has = bool(host) and field in host[0]
+        check(has == (kube_minor >= since),
+              f"topologySpreadConstraints.{field} "
+              f"{'rendered' if has else 'missing'} for 1.{kube_minor} "
+              f"(1.{since}+)")
+
     vols = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
     cert_dir = args[args.index("--tls-cert") + 1].rsplit("/", 1)[0]
@@ -160,7 +183,89 @@ def check_deployment(objs, values):
     check(vols.get(mounts.get(policy_dir), {}).get("configMap", {})
           .get("name") == cm["metadata"]["name"],
           "--policy is not in the mounted policy ConfigMap")
+    check_cluster_view(objs, values, dep)
     return dep, labels, ports
+
+
+def check_cluster_view(objs, values, dep):
+    """clusterView.enabled: get/list/watch on nodes and three Kueue
+    resources, nothing else, through a projected token that expires;
+    off: no rights, no token, --no-cluster-view."""
+    on = values["clusterView"]["enabled"]
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    sa = pod.get("serviceAccountName")
+    me = {"kind": "ServiceAccount", "name": sa, "namespace": NAMESPACE}
+    bindings = [b for b in by_kind(objs, "ClusterRoleBinding") +
+                by_kind(objs, "RoleBinding") if me in b.get("subjects", [])]
+    roles = {(r["kind"], r["metadata"]["name"]): r
+             for r in by_kind(objs, "ClusterRole") + by_kind(objs, "Role")}
+    got = set()
+    for b in bindings:
+        where = f"cluster view: {b['kind']}/{b['metadata']['name']}"
+        check(b["kind"] == "ClusterRoleBinding" and
+              b["roleRef"]["kind"] == "ClusterRole",
+              f"{where}: not a ClusterRoleBinding to a ClusterRole")
+        check(not b["metadata"].get("annotations", {}).get("helm.sh/hook"),
+              f"{where}: a hook (deleted after install)")
+        role = roles.get((b["roleRef"]["kind"], b["roleRef"]["name"]))
+        if not check(role, f"{where}: binds a role that is not rendered"):
+            continue
+        for r in role.get("rules", []):
+            check(set(r.get("verbs", [])) == VIEW_VERBS,
+                  f"cluster view: verbs {r.get('verbs')}, want "
+                  f"{sorted(VIEW_VERBS)}")
+            check(not r.get("resourceNames") and
+                  not r.get("nonResourceURLs"),
+                  "cluster view: resourceNames or nonResourceURLs")
+            got |= {(g, res) for g in r.get("apiGroups", [])
+                    for res in r.get("resources", [])}
+    if on:
+        check(len(bindings) == 1,
+              f"cluster view: {len(bindings)} bindings for the webhook's "
+              "ServiceAccount, want 1")
+        check(got == VIEW_RULES, f"cluster view: reads {sorted(got)}, want "
+              f"{sorted(VIEW_RULES)}")
+    else:
+        check(not bindings, "cluster view off, yet the webhook's "
+              "ServiceAccount is bound to a role")
+
+    token_vols = [v for v in pod.get("volumes", []) for s in
+                  v.get("projected", {}).get("sources", [])
+                  if "serviceAccountToken" in s]
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    check(pod.get("automountServiceAccountToken") is False,
+          "cluster view: the pod automounts its token")
+    check(("--no-cluster-view" in c["args"]) == (not on),
+          "cluster view: --no-cluster-view does not follow "
+          "clusterView.enabled")
+    if not on:
+        check(not token_vols, "cluster view off, yet a token is projected")
+        check(SA_DIR not in mounts, f"cluster view off, yet {SA_DIR} is "
+              "mounted")
+        return
+    if not check(len(token_vols) == 1, "cluster view: "
+                 f"{len(token_vols)} projected token volumes, want 1"):
+        return
+    v = token_vols[0]
+    m = mounts.get(SA_DIR, {})
+    check(m.get("name") == v["name"] and m.get("readOnly") is True,
+          f"cluster view: token volume not mounted read-only at {SA_DIR}")
+    src = {k: s[k] for s in v["projected"]["sources"] for k in s}
+    tok = src.get("serviceAccountToken", {})
+    check(tok.get("path") == "token" and tok.get("expirationSeconds") ==
+          values["clusterView"]["tokenExpirationSeconds"] and
+          "audience" not in tok,
+          f"cluster view: token {tok}, want path token, expirationSeconds "
+          f"{values['clusterView']['tokenExpirationSeconds']}, the "
+          "apiserver's audience")
+    check(src.get("configMap") == {"name": "kube-root-ca.crt", "items":
+                                   [{"key": "ca.crt", "path": "ca.crt"}]},
+          f"cluster view: CA source {src.get('configMap')}")
+    check(src.get("downwardAPI") == {"items": [{"path": "namespace",
+          "fieldRef": {"apiVersion": "v1",
+                       "fieldPath": "metadata.namespace"}}]},
+          f"cluster view: namespace source {src.get('downwardAPI')}")
 
 
 def check_service_pdb(objs, labels, ports, values):
@@ -186,8 +291,10 @@ def check_webhook(objs, values, svc, case, kube_minor):
         ["jobs.topogate.io"] if values["webhook"]["jobs"]["enabled"] else [])
     check([h["name"] for h in hooks] == want_names,
           f"webhook entries {[h['name'] for h in hooks]}, want {want_names}")
-    fp = values["webhook"]["failurePolicy"] or (
+    fp_pods = values["webhook"]["failurePolicy"] or (
         "Fail" if values["mode"] == "enforce" else "Ignore")
+    want_fp = {"pods.topogate.io": fp_pods,
+               "jobs.topogate.io": values["webhook"]["jobs"]["failurePolicy"]}
     ns = values["webhook"]["namespaces"]
     for h in hooks:
         n = h["name"]
@@ -196,9 +303,9 @@ def check_webhook(objs, values, svc, case, kube_minor):
         check(h["reinvocationPolicy"] == "IfNeeded", f"{n}: reinvocation")
         check(h["timeoutSeconds"] == values["webhook"]["timeoutSeconds"],
               f"{n}: timeoutSeconds")
-        check(h["failurePolicy"] == fp,
-              f"{n}: failurePolicy {h['failurePolicy']}, want {fp} "
-              f"(mode {values['mode']})")
+        check(h["failurePolicy"] == want_fp.get(n),
+              f"{n}: failurePolicy {h['failurePolicy']}, want "
+              f"{want_fp.get(n)} (mode {values['mode']})")
         s = h["clientConfig"].get("service", {})
         check(s == {"name": svc["metadata"]["name"], "namespace": NAMESPACE,
                     "path": "/mutate", "port": values["service"]["port"]},
@@ -269,40 +376,185 @@ def check_webhook(objs, values, svc, case, kube_minor):
     return mwc
 
 
-def check_rbac_rule(rule, where, resource, name, allowed_verbs):
+def check_rbac_rule(rule, where, resource, names, allowed_verbs):
     for field in ("apiGroups", "resources", "verbs", "resourceNames"):
         check("*" not in rule.get(field, []), f"{where}: wildcard {field}")
     check(rule.get("resources") == [resource],
           f"{where}: resources {rule.get('resources')}")
-    check(rule.get("resourceNames") == [name],
-          f"{where}: resourceNames {rule.get('resourceNames')}, want [{name}]")
+    check(sorted(rule.get("resourceNames", [])) == sorted(names),
+          f"{where}: resourceNames {rule.get('resourceNames')}, want {names}")
     check(set(rule.get("verbs", [])) <= allowed_verbs,
           f"{where}: verbs {rule.get('verbs')} beyond {allowed_verbs}")
 
 
+def hook_of(o):
+    return o["metadata"].get("annotations", {}).get("helm.sh/hook")
+
+
+def pod_of(o):
+    """The pod spec of a Deployment, Job or CronJob."""
+    t = o["spec"]
+    if o["kind"] == "CronJob":
+        t = t["jobTemplate"]["spec"]
+    return t["template"]["spec"]
+
+
+def check_certgen_rbac(objs, name, want_hook, tls, ca, mwc_name):
+    """The ServiceAccount NAME of certgen pods, and all it may do."""
+    kinds = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+             "ClusterRoleBinding"}
+    mine = {o["kind"]: o for o in objs
+            if o["kind"] in kinds and o["metadata"]["name"] == name}
+    check(set(mine) == kinds, f"certgen RBAC {name}: {sorted(mine)}")
+    for o in mine.values():
+        a = o["metadata"].get("annotations", {})
+        where = f"{o['kind']}/{name}"
+        check(a.get("helm.sh/hook") == want_hook,
+              f"{where}: hook events {a.get('helm.sh/hook')}, want {want_hook}")
+        if want_hook:
+            check(a.get("helm.sh/hook-delete-policy") ==
+                  "before-hook-creation,hook-succeeded",
+                  f"{where}: delete policy")
+            check(int(a.get("helm.sh/hook-weight", "0")) < 0,
+                  f"{where}: not created before the Jobs (hook-weight)")
+    role, crole = mine.get("Role"), mine.get("ClusterRole")
+    if role:
+        check(role["metadata"]["namespace"] == NAMESPACE,
+              "Role outside the release namespace")
+        check(len(role["rules"]) == 1, "Role has more than one rule")
+        check_rbac_rule(role["rules"][0], f"Role/{name}", "secrets",
+                        [tls, ca], {"get", "create", "patch"})
+    if crole:
+        check(len(crole["rules"]) == 1, "ClusterRole has more than 1 rule")
+        r = crole["rules"][0]
+        check(r.get("apiGroups") == ["admissionregistration.k8s.io"],
+              "ClusterRole apiGroups")
+        check_rbac_rule(r, f"ClusterRole/{name}",
+                        "mutatingwebhookconfigurations", [mwc_name],
+                        {"get", "patch"})
+    for kind, ref in (("RoleBinding", "Role"),
+                      ("ClusterRoleBinding", "ClusterRole")):
+        b = mine.get(kind)
+        if b:
+            check(b["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io",
+                                   "kind": ref, "name": name} and
+                  b["subjects"] == [{"kind": "ServiceAccount", "name": name,
+                                     "namespace": NAMESPACE}],
+                  f"{kind}/{name} binds the wrong thing")
+
+
+def check_certgen_pod(o, sa, steps, tls, ca, mwc):
+    """One certgen pod: runs as SA, its containers are STEPS in order
+    (init containers, then the main one), and each step reads and writes
+    what the next one and the webhook pods expect."""
+    where = f"{o['kind']}/{o['metadata']['name']}"
+    pod = pod_of(o)
+    check(pod.get("serviceAccountName") == sa, f"{where}: runs as "
+          f"{pod.get('serviceAccountName')}, want {sa}")
+    locked_down(pod, where)
+    names = [c["name"] for c in pod.get("initContainers", []) +
+             pod.get("containers", [])]
+    check(names == steps and len(pod.get("containers", [])) == 1,
+          f"{where}: steps {names}, want {steps} (the last one main)")
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    mwc_name = mwc["metadata"]["name"]
+
+    def mounted(c, path):
+        """The volume mounted at PATH (or above it) in container C."""
+        for m in c.get("volumeMounts", []):
+            if path == m["mountPath"] or path.startswith(m["mountPath"] + "/"):
+                return vols.get(m["name"], {}), m
+        return {}, {}
+
+    for c in pod.get("initContainers", []) + pod.get("containers", []):
+        a = c.get("args", [])
+
+        def arg(flag):
+            return a[a.index(flag) + 1] if flag in a else None
+
+        if c["name"] == "certgen":
+            check(a[:1] == ["certgen"], f"{where}: certgen does not run "
+                  "certgen")
+            check(arg("--service") == RELEASE and arg("--namespace") ==
+                  NAMESPACE, f"{where}: certgen names another Service")
+            check(arg("--secret-name") == tls, f"{where}: certgen writes "
+                  "another Secret")
+            check(arg("--out") == "/out", f"{where}: certgen --out")
+            check(arg("--webhook-config") == mwc_name,
+                  f"{where}: certgen patches another configuration")
+            check(arg("--webhooks") == str(len(mwc["webhooks"])),
+                  f"{where}: certgen --webhooks {arg('--webhooks')}, the "
+                  f"configuration has {len(mwc['webhooks'])} entries")
+            # The CA is kept: read from Secret <release>-ca (mounted,
+            # optional: absent on a first install) and written back to it.
+            v, m = mounted(c, arg("--ca-dir") or "--ca-dir missing")
+            check(v.get("secret", {}).get("secretName") == ca and
+                  v["secret"].get("optional") is True and
+                  "items" not in v["secret"] and m.get("readOnly") is True,
+                  f"{where}: certgen --ca-dir {arg('--ca-dir')} is not "
+                  f"Secret {ca}, optional, read-only: the CA is not reused")
+            check(arg("--ca-secret-name") == ca, f"{where}: certgen "
+                  f"--ca-secret-name {arg('--ca-secret-name')}, want {ca}: "
+                  "the CA is not stored for the next run")
+        elif c["name"] == "apply-secrets":
+            check(a[:2] == ["apply", "--server-side"] and
+                  {"--filename=/out/secret.yaml",
+                   "--filename=/out/ca-secret.yaml"} <= set(a),
+                  f"{where}: does not apply both Secrets server-side: {a}")
+        elif c["name"] == "patch-cabundle":
+            f = (arg("--patch-file") or
+                 next((x.split("=", 1)[1] for x in a
+                       if x.startswith("--patch-file=")), ""))
+            check(a[:3] == ["patch", "mutatingwebhookconfiguration",
+                            mwc_name] and "--type=json" in a,
+                  f"{where}: caBundle patch command: {a}")
+            v, m = mounted(c, f)
+            if "certgen" in steps:
+                check(f == "/out/cabundle-patch.json" and "emptyDir" in v,
+                      f"{where}: patches from {f}, not certgen's /out")
+            else:
+                # Only the patch from the CA's Secret, never its key; not
+                # optional, so the pod waits for it.
+                check(v.get("secret", {}).get("secretName") == ca and
+                      v["secret"].get("items") ==
+                      [{"key": "cabundle-patch.json",
+                        "path": "cabundle-patch.json"}] and
+                      not v["secret"].get("optional") and
+                      f == m.get("mountPath", "") + "/cabundle-patch.json",
+                      f"{where}: patch file {f} is not the stored "
+                      f"cabundle-patch.json of Secret {ca} (alone)")
+    for v in vols.values():
+        if v.get("secret", {}).get("secretName") == ca and \
+                "items" not in v["secret"]:
+            check("certgen" in steps, f"{where}: mounts the CA key without "
+                  "running certgen")
+    return pod
+
+
 def check_certs(objs, values, mwc):
     tls = f"{RELEASE}-tls"
+    ca = f"{RELEASE}-ca"
     mwc_name = mwc["metadata"]["name"]
-    hook_kinds = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
-                  "ClusterRoleBinding", "Job"}
+    certgen_objs = [o for o in objs if "-certgen" in o["metadata"]["name"] or
+                    o["kind"] in ("Job", "CronJob")]
     if values["certs"]["method"] == "certManager":
-        check(not by_kind(objs, "Job") and not by_kind(objs, "Role") and
-              not by_kind(objs, "ClusterRole"), "certgen hook rendered")
+        check(not certgen_objs, "certgen objects rendered: "
+              f"{sorted(o['kind'] for o in certgen_objs)}")
         issuers = {i["metadata"]["name"]: i["spec"]
                    for i in by_kind(objs, "Issuer")}
         certs = {c["metadata"]["name"]: c["spec"]
                  for c in by_kind(objs, "Certificate")}
-        ca = [c for c in certs.values() if c.get("isCA")]
-        check(len(ca) == 1 and "selfSigned" in issuers.get(
-            ca[0]["issuerRef"]["name"], {}), "no self-signed CA Certificate")
+        cas = [c for c in certs.values() if c.get("isCA")]
+        check(len(cas) == 1 and "selfSigned" in issuers.get(
+            cas[0]["issuerRef"]["name"], {}), "no self-signed CA Certificate")
         serving_name = [k for k, c in certs.items() if c.get("secretName")
                         == tls]
         check(len(serving_name) == 1, f"no Certificate for Secret {tls}")
-        if serving_name and ca:
+        if serving_name and cas:
             serving = certs[serving_name[0]]
             issuer = issuers.get(serving["issuerRef"]["name"], {})
             check(issuer.get("ca", {}).get("secretName") ==
-                  ca[0]["secretName"], "serving certificate not from the CA")
+                  cas[0]["secretName"], "serving certificate not from the CA")
             svc = f"{RELEASE}.{NAMESPACE}.svc"
             check(svc in serving.get("dnsNames", []), f"{svc} not a SAN")
             check(mwc["metadata"].get("annotations", {}).get(
@@ -313,76 +565,62 @@ def check_certs(objs, values, mwc):
           "cert-manager objects without certs.method=certManager")
     check(not mwc["metadata"].get("annotations", {}).get(
         "cert-manager.io/inject-ca-from"), "inject-ca-from without cert-manager")
-    hooks = [o for o in objs if o["kind"] in hook_kinds and
-             o["metadata"]["name"].endswith("-certgen")]
-    want_hook = "post-install,post-upgrade" if values["certs"]["hook"][
-        "rotateOnUpgrade"] else "post-install"
-    check({o["kind"] for o in hooks} == hook_kinds,
-          f"certgen hook objects: {sorted(o['kind'] for o in hooks)}")
-    for o in hooks:
-        a = o["metadata"].get("annotations", {})
-        where = f"{o['kind']}/{o['metadata']['name']}"
-        check(a.get("helm.sh/hook") == want_hook, f"{where}: hook events")
+
+    hook_sa = f"{RELEASE}-certgen"
+    check_certgen_rbac(objs, hook_sa,
+                       "pre-install,pre-upgrade,post-install,post-upgrade",
+                       tls, ca, mwc_name)
+    jobs = {j["metadata"]["name"]: j for j in by_kind(objs, "Job")}
+    check(set(jobs) == {f"{RELEASE}-certgen", f"{RELEASE}-cabundle"},
+          f"certgen Jobs {sorted(jobs)}")
+    pre, post = jobs.get(f"{RELEASE}-certgen"), jobs.get(f"{RELEASE}-cabundle")
+    certgen_args = None
+    if pre:
+        # Pre-install: the Secret the pods mount exists before they start,
+        # so `helm install --wait` can wait for them.
+        check(hook_of(pre) == "pre-install,pre-upgrade",
+              f"certgen Job hook {hook_of(pre)}, want pre-install,pre-upgrade "
+              "(helm install --wait needs the Secret before the pods)")
+        p = check_certgen_pod(pre, hook_sa, ["certgen", "apply-secrets"],
+                              tls, ca, mwc)
+        certgen_args = p["initContainers"][0]["args"]
+    if post:
+        check(hook_of(post) == "post-install,post-upgrade",
+              f"caBundle Job hook {hook_of(post)}, want "
+              "post-install,post-upgrade (the configuration exists only then)")
+        check_certgen_pod(post, hook_sa, ["patch-cabundle"], tls, ca, mwc)
+    for j in jobs.values():
+        a = j["metadata"].get("annotations", {})
         check(a.get("helm.sh/hook-delete-policy") ==
-              "before-hook-creation,hook-succeeded", f"{where}: delete policy")
-    role = [o for o in hooks if o["kind"] == "Role"]
-    crole = [o for o in hooks if o["kind"] == "ClusterRole"]
-    if role:
-        check(role[0]["metadata"]["namespace"] == NAMESPACE,
-              "Role outside the release namespace")
-        check(len(role[0]["rules"]) == 1, "Role has more than one rule")
-        check_rbac_rule(role[0]["rules"][0], "Role", "secrets", tls,
-                        {"get", "create", "patch"})
-    if crole:
-        check(len(crole[0]["rules"]) == 1, "ClusterRole has more than 1 rule")
-        r = crole[0]["rules"][0]
-        check(r.get("apiGroups") == ["admissionregistration.k8s.io"],
-              "ClusterRole apiGroups")
-        check_rbac_rule(r, "ClusterRole", "mutatingwebhookconfigurations",
-                        mwc_name, {"get", "patch"})
-    sa = [o for o in hooks if o["kind"] == "ServiceAccount"]
-    sa_name = sa[0]["metadata"]["name"] if sa else None
-    for kind, ref in (("RoleBinding", "Role"),
-                      ("ClusterRoleBinding", "ClusterRole")):
-        b = [o for o in hooks if o["kind"] == kind]
-        if b:
-            check(b[0]["roleRef"]["kind"] == ref and b[0]["subjects"] ==
-                  [{"kind": "ServiceAccount", "name": sa_name,
-                    "namespace": NAMESPACE}], f"{kind} binds the wrong thing")
-    job = [o for o in hooks if o["kind"] == "Job"]
-    if not job:
-        return
-    pod = job[0]["spec"]["template"]["spec"]
-    check(pod.get("serviceAccountName") == sa_name, "Job runs as another SA")
-    locked_down(pod, "certgen Job")
-    init = pod.get("initContainers", [])
-    check([c["name"] for c in init] == ["certgen", "apply-secret"] and
-          [c["name"] for c in pod["containers"]] == ["patch-cabundle"],
-          "certgen Job steps out of order")
-    if len(init) != 2:
-        return
-    a = init[0]["args"]
+              "before-hook-creation,hook-succeeded",
+              f"Job/{j['metadata']['name']}: delete policy")
 
-    def arg(flag):
-        return a[a.index(flag) + 1] if flag in a else None
-
-    check(a[0] == "certgen", "first init container does not run certgen")
-    check(arg("--service") == RELEASE and arg("--namespace") == NAMESPACE,
-          "certgen names another Service")
-    check(arg("--secret-name") == tls, "certgen writes another Secret")
-    check(arg("--webhook-config") == mwc_name, "certgen patches another "
-          "webhook configuration")
-    check(arg("--webhooks") == str(len(mwc["webhooks"])),
-          f"certgen --webhooks {arg('--webhooks')}, the configuration has "
-          f"{len(mwc['webhooks'])} entries")
-    check(arg("--out") == "/out", "certgen --out is not /out")
-    check(init[1]["args"][:2] == ["apply", "--server-side"] and
-          "--filename=/out/secret.yaml" in init[1]["args"],
-          "Secret not applied server-side from /out/secret.yaml")
-    p = pod["containers"][0]["args"]
-    check(p[:3] == ["patch", "mutatingwebhookconfiguration", mwc_name] and
-          "--type=json" in p and "--patch-file=/out/cabundle-patch.json" in p,
-          f"caBundle patch command: {p}")
+    renew = f"{RELEASE}-certgen-renew"
+    crons = by_kind(objs, "CronJob")
+    schedule = values["certs"]["hook"]["renewSchedule"]
+    if schedule:
+        check([c["metadata"]["name"] for c in crons] == [renew],
+              f"renewal CronJobs {[c['metadata']['name'] for c in crons]}")
+        check_certgen_rbac(objs, renew, None, tls, ca, mwc_name)
+        for c in crons[:1]:
+            check(c["spec"]["schedule"] == schedule and
+                  c["spec"].get("concurrencyPolicy") == "Forbid" and
+                  not hook_of(c), f"renewal CronJob: schedule "
+                  f"{c['spec']['schedule']}, concurrency, or a hook")
+            p = check_certgen_pod(c, renew, ["certgen", "apply-secrets",
+                                             "patch-cabundle"], tls, ca, mwc)
+            check(p["initContainers"][0]["args"] == certgen_args,
+                  "renewal CronJob runs certgen unlike the install Job")
+    else:
+        check(not crons and not [o for o in objs if o["metadata"]["name"]
+                                 == renew], "renewal objects without "
+              "certs.hook.renewSchedule")
+    # The CA key reaches only certgen pods; the webhook pods mount the
+    # serving Secret alone.
+    for o in by_kind(objs, "Deployment"):
+        names = [v.get("secret", {}).get("secretName")
+                 for v in pod_of(o).get("volumes", [])]
+        check(ca not in names, "the webhook pods mount the CA Secret")
 
 
 def check_policy_text(objs, values, case, out):
@@ -390,12 +628,16 @@ def check_policy_text(objs, values, case, out):
     text = cm.get("data", {}).get("policy.yaml", "")
     p = values["policy"]
     untouched = not (p["yaml"] or p["settings"] or p["namespaces"] or
-                     p["instanceTypes"]) and values["mode"] == "enforce"
+                     p["instanceTypes"])
     with open("deploy/policy.yaml") as f:
         default = f.read()
     if untouched:
-        check(text == default, "default policy ConfigMap is not "
-              "deploy/policy.yaml verbatim")
+        # Only the mode line changes; the comments that give each entry's
+        # source stay.
+        want = re.sub(r"""(?m)^mode:[ \t]*["']?[A-Za-z]*["']?""",
+                      f"mode: {values['mode']}", default, count=1)
+        check(text == want, "default policy ConfigMap is not "
+              f"deploy/policy.yaml verbatim with mode: {values['mode']}")
     else:
         check(text != default, "override values left the policy unchanged")
     with open(out, "w") as f:
@@ -461,10 +703,8 @@ def main():
         values = merged_values(values_path)
         with open(rendered) as f:
             objs = [o for o in yaml.safe_load_all(f) if o]
-        kube_minor = 36
-        if case.startswith("kube-1."):
-            kube_minor = int(case.split(".")[1])
-        _, labels, ports = check_deployment(objs, values)
+        kube_minor = int(os.environ.get("KUBE_MINOR", "36"))
+        _, labels, ports = check_deployment(objs, values, kube_minor)
         svc = check_service_pdb(objs, labels, ports, values)
         mwc = check_webhook(objs, values, svc, case, kube_minor)
         check_certs(objs, values, mwc)

@@ -22,7 +22,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
     (void)argc;
     (void)argv;
-    fuzz_snapshot = snapshot_parse_embedded(&err);
+    fuzz_snapshot = snapshot_parse_embedded(NULL, &err);
     if (fuzz_snapshot == NULL) {
         fprintf(stderr, "embedded policy:%d:%d: %s\n", err.line, err.column,
                 err.message);

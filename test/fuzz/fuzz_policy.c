@@ -22,7 +22,7 @@ check_round_trip(const struct snapshot *s)
 
     if (first == NULL)
         abort();
-    again = snapshot_parse(first, strlen(first), s->origin, &err);
+    again = snapshot_parse(first, strlen(first), s->origin, NULL, &err);
     if (again == NULL)
         abort(); /* the printer wrote something the loader refuses */
     second = snapshot_print(again);
@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(bytes, data, size);
     memset(&err, 0, sizeof(err));
-    s = snapshot_parse(bytes, size, "fuzz.yaml", &err);
+    s = snapshot_parse(bytes, size, "fuzz.yaml", NULL, &err);
     if (s != NULL)
         check_round_trip(s);
     else if (err.message[0] == '\0' ||

@@ -7,9 +7,12 @@
 
 static struct snapshot *policy;
 
-/* Candidates of a pod spec given as JSON, as "name name ..." or "?x". */
+/*
+ * Candidates of a pod spec given as JSON that asks for gpus, as
+ * "name name ..." or "?x".
+ */
 static void
-expect_candidates(const char *spec_json, bool pinned, const char *want)
+expect_for(const char *spec_json, long gpus, bool pinned, const char *want)
 {
     char pod_json[4096], got[1024] = "";
     struct placement p;
@@ -18,7 +21,9 @@ expect_candidates(const char *spec_json, bool pinned, const char *want)
     snprintf(pod_json, sizeof(pod_json), "{\"spec\": %s}", spec_json);
     pod = cJSON_Parse(pod_json);
     CHECK(pod != NULL);
-    placement_read(policy, pod, &p);
+    struct match m;
+    CHECK(match_parse(cJSON_GetObjectItem(pod, "spec"), &m) == 0);
+    placement_read(policy, &m, gpus, &p);
     for (size_t i = 0; i < p.n_types; i++) {
         strcat(got, i ? " " : "");
         strcat(got, p.types[i]->name);
@@ -29,7 +34,14 @@ expect_candidates(const char *spec_json, bool pinned, const char *want)
     }
     CHECK_INT(p.pinned, pinned);
     CHECK_STR(got, want);
+    match_free(&m);
     cJSON_Delete(pod);
+}
+
+static void
+expect_candidates(const char *spec_json, bool pinned, const char *want)
+{
+    expect_for(spec_json, 0, pinned, want);
 }
 
 #define AFFINITY(terms)                                                      \
@@ -88,6 +100,45 @@ test_placement(void)
     expect_candidates("{\"nodeSelector\": "
                       "{\"karpenter.k8s.aws/instance-gpu-count\": \"3\"}}",
                       true, "");
+    /* A family holds every size: those too small for the pod drop out, */
+    expect_for("{\"nodeSelector\": "
+               "{\"karpenter.k8s.aws/instance-family\": \"p5\"}}",
+               8, true, "p5.48xlarge");
+    expect_for("{\"nodeSelector\": "
+               "{\"karpenter.k8s.aws/instance-family\": \"p5\"}}",
+               1, true, "p5.4xlarge p5.48xlarge");
+    /* unless none is big enough: then it can never be scheduled. */
+    expect_for("{\"nodeSelector\": "
+               "{\"karpenter.k8s.aws/instance-family\": \"p5\"}}",
+               16, true, "p5.4xlarge p5.48xlarge");
+    /* Gt and NotIn narrow Karpenter's candidates, the GPU name too. */
+    expect_candidates(AFFINITY("[{\"matchExpressions\": [{\"key\": "
+                               "\"karpenter.k8s.aws/instance-gpu-count\", "
+                               "\"operator\": \"Gt\", \"values\": [\"7\"]}, "
+                               "{\"key\": \"karpenter.k8s.aws/instance-gpu-name\", "
+                               "\"operator\": \"In\", \"values\": [\"h100\", "
+                               "\"h200\"]}, {\"key\": "
+                               "\"karpenter.k8s.aws/instance-family\", "
+                               "\"operator\": \"NotIn\", \"values\": "
+                               "[\"p5en\"]}]}]"),
+                      true, "p5.48xlarge p5e.48xlarge");
+    /* EKS Auto Mode's labels are Karpenter's under another prefix. */
+    expect_candidates("{\"nodeSelector\": "
+                      "{\"eks.amazonaws.com/instance-family\": \"p4de\"}}",
+                      true, "p4de.24xlarge");
+    /* nodeSelector AND affinity: a type the affinity excludes is gone. */
+    expect_candidates("{\"nodeSelector\": {\"node.kubernetes.io/instance-type\": "
+                      "\"p4d.24xlarge\"}, \"affinity\": " 
+                      "{\"nodeAffinity\": "
+                      "{\"requiredDuringSchedulingIgnoredDuringExecution\": "
+                      "{\"nodeSelectorTerms\": [{\"matchExpressions\": ["
+                      TYPE_IN("[\"p5.48xlarge\"]") "]}]}}}}",
+                      true, "");
+    /* A label the table cannot know (a node group) does not drop a row. */
+    expect_candidates("{\"nodeSelector\": {\"node.kubernetes.io/instance-type\": "
+                      "\"p4d.24xlarge\", \"eks.amazonaws.com/nodegroup\": "
+                      "\"train\"}}",
+                      true, "p4d.24xlarge");
 }
 
 static struct workload
@@ -156,7 +207,7 @@ main(void)
 {
     struct load_error err;
 
-    policy = snapshot_parse_embedded(&err);
+    policy = snapshot_parse_embedded(NULL, &err);
     test_placement();
     test_workload();
     snapshot_unref(policy);

@@ -24,7 +24,7 @@
 static struct snapshot *
 load(const char *text, struct load_error *err)
 {
-    return snapshot_parse(text, strlen(text), "test.yaml", err);
+    return snapshot_parse(text, strlen(text), "test.yaml", NULL, err);
 }
 
 static void
@@ -44,7 +44,7 @@ static void
 test_embedded(void)
 {
     struct load_error err;
-    struct snapshot *s = snapshot_parse_embedded(&err);
+    struct snapshot *s = snapshot_parse_embedded(NULL, &err);
     const struct instance_type *t;
 
     CHECK(s != NULL);
@@ -75,12 +75,12 @@ static void
 test_print_stable(void)
 {
     struct load_error err;
-    struct snapshot *a = snapshot_parse_embedded(&err), *b;
+    struct snapshot_opts warn = {.force_mode = true, .mode = MODE_WARN};
+    struct snapshot *a = snapshot_parse_embedded(&warn, &err), *b;
     char *first, *second;
 
-    snapshot_force_mode(a, MODE_WARN);
     first = snapshot_print(a);
-    b = snapshot_parse(first, strlen(first), "embedded", &err);
+    b = snapshot_parse(first, strlen(first), "embedded", NULL, &err);
     CHECK(b != NULL);
     second = b ? snapshot_print(b) : NULL;
     CHECK_STR(first, second);
@@ -116,8 +116,15 @@ test_namespaces(void)
     CHECK(!snapshot_inject_for(s, "research")->host_ipc);
     CHECK(snapshot_inject_for(s, "research")->ipc_lock);
     CHECK(snapshot_inject_for(s, "other")->host_ipc);
-    snapshot_force_mode(s, MODE_AUDIT);
-    CHECK_INT(snapshot_mode_for(s, "research"), MODE_AUDIT);
+    snapshot_unref(s);
+    /* --mode overrides every namespace, in the parse itself. */
+    s = snapshot_parse(text, strlen(text), "test.yaml",
+                       &(struct snapshot_opts){.force_mode = true,
+                                               .mode = MODE_AUDIT},
+                       &err);
+    CHECK(s != NULL);
+    CHECK_INT(s ? (int)snapshot_mode_for(s, "research") : -1, MODE_AUDIT);
+    CHECK_INT(s ? (int)snapshot_mode_for(s, "other") : -1, MODE_AUDIT);
     snapshot_unref(s);
 }
 
@@ -146,6 +153,77 @@ test_errors(void)
     expect_error(text, 16, 5, "instance type 'p4d.24xlarge' listed twice");
 }
 
+/* BEGIN print-escapes (issue 16, point 5) */
+/*
+ * The policy fuzzer's find, kept in test/fuzz/regressions/policy/: U+2028,
+ * U+2029 and U+0085 (and DEL, a C1 control, U+FEFF) inside a quoted
+ * string. YAML reads the line breaks raw as breaks and refuses the
+ * controls, so the printer escapes them; the values must come back whole.
+ */
+#define LINE_BREAKS_YAML                                                     \
+    "test/fuzz/regressions/policy/"                                          \
+    "line-separator-in-quoted-string-round-trip.yaml"
+
+static void
+test_print_escapes_line_breaks(void)
+{
+    static const char want[] = "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xc2\x85"
+                               "d\x7f" "e\xc2\x80" "f\xef\xbb\xbf" "g";
+    struct load_error err;
+    struct snapshot *a = NULL, *b = NULL;
+    const struct instance_type *ta, *tb;
+    char *text = NULL, *first = NULL, *second = NULL;
+    FILE *f = fopen(LINE_BREAKS_YAML, "rb");
+    long n;
+
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (text = calloc(1, (size_t)n + 1)) &&
+        fread(text, 1, (size_t)n, f) != (size_t)n) {
+        free(text);
+        text = NULL;
+    }
+    fclose(f);
+    CHECK(text != NULL);
+    if (text == NULL)
+        return;
+    a = load(text, &err);
+    CHECK(a != NULL);
+    if (a == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        goto done;
+    }
+    first = snapshot_print(a);
+    /* Escaped, never raw: no U+2028 bytes, and the escape is there. */
+    CHECK(first != NULL && strstr(first, "\xe2\x80\xa8") == NULL &&
+          strstr(first, "\xc2\x85") == NULL && strstr(first, "\\u2028"));
+    b = load(first, &err);
+    CHECK(b != NULL);
+    if (b == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        goto done;
+    }
+    second = snapshot_print(b);
+    CHECK_STR(first, second);
+    ta = snapshot_lookup(a, "p4d.24xlarge");
+    tb = snapshot_lookup(b, "p4d.24xlarge");
+    CHECK(ta != NULL && tb != NULL && ta->n_env == 1 && tb->n_env == 1);
+    if (ta != NULL && tb != NULL && ta->n_env == 1 && tb->n_env == 1) {
+        CHECK_STR(ta->env[0].value, want);
+        CHECK_STR(tb->env[0].value, want);
+        CHECK_STR(tb->env[0].why, ta->env[0].why);
+    }
+done:
+    free(text);
+    free(first);
+    free(second);
+    snapshot_unref(a);
+    snapshot_unref(b);
+}
+/* END print-escapes */
+
 int
 main(void)
 {
@@ -153,5 +231,6 @@ main(void)
     test_print_stable();
     test_namespaces();
     test_errors();
+    test_print_escapes_line_breaks();
     CHECK_DONE();
 }

@@ -12,18 +12,21 @@
 #include "webhook/jsonarena.h"
 #include "webhook/jsonout.h"
 
-/* Every byte but NUL, in a string: the escapes must be cJSON's. */
+/*
+ * Every ASCII byte but NUL, in a string: the escapes must be cJSON's.
+ * (Bytes from 0x80 on are UTF-8 or \ufffd: test_string_not_utf8.)
+ */
 static void
 test_string_escapes(void)
 {
-    char all[256];
+    char all[128];
     struct jsonout o = {0};
     cJSON *s;
     char *want, *got;
 
-    for (int i = 1; i < 256; i++)
+    for (int i = 1; i < 128; i++)
         all[i - 1] = (char)i;
-    all[255] = '\0';
+    all[127] = '\0';
     s = cJSON_CreateString(all);
     want = cJSON_PrintUnformatted(s);
     jsonout_string(&o, all);
@@ -36,6 +39,48 @@ test_string_escapes(void)
     free(want);
     free(got);
     cJSON_Delete(s);
+}
+
+/*
+ * UTF-8 is copied as cJSON copies it; a byte that does not start a whole
+ * sequence (cut, overlong, a surrogate, past U+10FFFF) becomes \ufffd, so
+ * the text is UTF-8 JSON whatever the string held.
+ */
+static void
+test_string_not_utf8(void)
+{
+    static const char *const cases[][2] = {
+        {"caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80",
+         "\"caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80\""},
+        {"a\xff", "\"a\\ufffd\""},
+        {"cut \xe2\x80", "\"cut \\ufffd\\ufffd\""},
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},
+        {"\x80\xbf\"", "\"\\ufffd\\ufffd\\\"\""},
+    };
+    char all[256];
+    struct jsonout o = {0};
+    char *got;
+    cJSON *back;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        jsonout_string(&o, cases[i][0]);
+        got = jsonout_take(&o, NULL);
+        CHECK_STR(got, cases[i][1]);
+        free(got);
+    }
+    /* Every byte but NUL: what comes out parses, as UTF-8 text. */
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    all[255] = '\0';
+    jsonout_string(&o, all);
+    got = jsonout_take(&o, NULL);
+    back = got != NULL ? cJSON_Parse(got) : NULL;
+    CHECK(cJSON_IsString(back));
+    CHECK(got != NULL && strstr(got, "~\x7f\\ufffd") != NULL);
+    cJSON_Delete(back);
+    free(got);
 }
 
 /* Values of every kind, large enough to need the buffer to grow. */
@@ -133,6 +178,7 @@ int
 main(void)
 {
     test_string_escapes();
+    test_string_not_utf8();
     test_values();
     test_arena();
     CHECK_DONE();

@@ -72,7 +72,7 @@ static struct review_result
 respond(const char *body)
 {
     struct load_error err;
-    struct snapshot *s = snapshot_parse_embedded(&err);
+    struct snapshot *s = snapshot_parse_embedded(NULL, &err);
     struct review_result r;
 
     CHECK_INT(review_respond(s, body, strlen(body), &r), 0);

@@ -42,6 +42,17 @@ index, /webhooks/0 .. N-1. */}}
 {{- if .Values.webhook.jobs.enabled }}2{{ else }}1{{ end -}}
 {{- end -}}
 
+{{- define "topogate.caSecret" -}}
+{{- printf "%s-ca" (include "topogate.fullname" .) -}}
+{{- end -}}
+
+{{/* The jobs entry's failurePolicy: its own value, not the mode's
+(values.yaml, webhook.jobs.failurePolicy, says why). */}}
+{{- define "topogate.jobsFailurePolicy" -}}
+{{- .Values.webhook.jobs.failurePolicy | default "Ignore" -}}
+{{- end -}}
+
+{{/* The pods entry's failurePolicy. */}}
 {{- define "topogate.failurePolicy" -}}
 {{- if .Values.webhook.failurePolicy -}}
 {{- .Values.webhook.failurePolicy -}}
@@ -66,8 +77,21 @@ nothing to change, the file goes out verbatim, comments and all, so
 {{- fail (printf "policy: not YAML: %s" $doc.Error) -}}
 {{- end -}}
 {{- $p := .Values.policy -}}
-{{- if and (eq (toString ($doc.mode | default "enforce")) .Values.mode) (empty $p.settings) (empty $p.namespaces) (empty $p.instanceTypes) -}}
+{{- $same := and (empty $p.settings) (empty $p.namespaces) (empty $p.instanceTypes) -}}
+{{- /* Only the mode differs (a first install is audit, the file says
+enforce): rewrite that one line, so the comments stay. */ -}}
+{{- $modeLine := `(?m)^mode:[ \t]*["']?[A-Za-z]*["']?` -}}
+{{- $swapped := "" -}}
+{{- if and $same (eq (len (regexFindAll $modeLine $text -1)) 1) -}}
+{{- $swapped = regexReplaceAll $modeLine $text (printf "mode: %s" .Values.mode) -}}
+{{- if ne (toString (fromYaml $swapped).mode) .Values.mode -}}
+{{- $swapped = "" -}}
+{{- end -}}
+{{- end -}}
+{{- if and $same (eq (toString ($doc.mode | default "enforce")) .Values.mode) -}}
 {{- $text -}}
+{{- else if $swapped -}}
+{{- $swapped -}}
 {{- else -}}
 {{- $_ := set $doc "mode" .Values.mode -}}
 {{- $doc = include "topogate.overlay" (dict "base" $doc "over" $p.settings) | fromYaml -}}
@@ -183,9 +207,10 @@ object.spec.containers.exists(c, {{ $c }}) ||
 {{- join ", " $q -}}
 {{- end -}}
 
-{{/* What every container of the certgen Job shares: the locked-down
+{{/* What every container of the certgen pods shares: the locked-down
 security context, small resources, and the emptyDir at /out (also HOME, so
-kubectl's discovery cache has a writable place on a read-only root). */}}
+kubectl's discovery cache has a writable place on a read-only root); .ca
+and .cabundle add those volumes, read-only. */}}
 {{- define "topogate.jobContainer" -}}
 env:
   - name: HOME
@@ -209,4 +234,230 @@ securityContext:
 volumeMounts:
   - name: out
     mountPath: /out
+  {{- if .ca }}
+  - name: ca
+    mountPath: /ca
+    readOnly: true
+  {{- end }}
+  {{- if .cabundle }}
+  - name: cabundle
+    mountPath: /cabundle
+    readOnly: true
+  {{- end }}
+{{- end -}}
+
+{{/* The certgen pods' identity and rights (templates/certgen-job.yaml
+says why each): .top, .name, .annotations (hook annotations, or none). */}}
+{{- define "topogate.certgenRBAC" -}}
+{{- $top := .top -}}
+{{- $meta := include "topogate.certgenMeta" . -}}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .name }}
+  namespace: {{ $top.Release.Namespace }}
+  {{- $meta | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ .name }}
+  namespace: {{ $top.Release.Namespace }}
+  {{- $meta | nindent 2 }}
+rules:
+  - apiGroups: [""]
+    resources: ["secrets"]
+    resourceNames:
+      - {{ include "topogate.tlsSecret" $top }}
+      - {{ include "topogate.caSecret" $top }}
+    verbs: ["get", "create", "patch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ .name }}
+  namespace: {{ $top.Release.Namespace }}
+  {{- $meta | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ .name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ .name }}
+    namespace: {{ $top.Release.Namespace }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}
+  {{- $meta | nindent 2 }}
+rules:
+  - apiGroups: ["admissionregistration.k8s.io"]
+    resources: ["mutatingwebhookconfigurations"]
+    resourceNames: [{{ include "topogate.webhookConfig" $top | quote }}]
+    verbs: ["get", "patch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}
+  {{- $meta | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ .name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ .name }}
+    namespace: {{ $top.Release.Namespace }}
+{{- end -}}
+
+{{- define "topogate.certgenMeta" -}}
+labels:
+  {{- include "topogate.labels" .top | nindent 2 }}
+{{- with .annotations }}
+annotations:
+  {{- range $k, $v := . }}
+  {{ $k }}: {{ $v | quote }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* A certgen pod template: .top, .sa (its ServiceAccount), .steps in
+order, the last one the main container:
+  certgen       topogate certgen: the CA from Secret <full>-ca when it
+                exists, both Secrets' YAML and the patch into /out
+  apply         kubectl apply of /out's two Secrets
+  patch         kubectl patch of the caBundle from /out
+  patch-stored  the same, from the patch certgen stored in <full>-ca */}}
+{{- define "topogate.certgenPod" -}}
+{{- $top := .top -}}
+{{- $v := $top.Values -}}
+{{- $containers := list -}}
+metadata:
+  labels:
+    {{- include "topogate.selectorLabels" $top | nindent 4 }}
+    app.kubernetes.io/component: certgen
+spec:
+  serviceAccountName: {{ .sa }}
+  # The one kind of pod in this chart that writes to the API.
+  automountServiceAccountToken: true
+  enableServiceLinks: false
+  restartPolicy: OnFailure
+  {{- with $v.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $v.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $v.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: {{ $v.certs.hook.runAsUser }}
+    runAsGroup: {{ $v.certs.hook.runAsUser }}
+    # Makes the mounted CA Secret (mode 0440) readable by certgen.
+    fsGroup: {{ $v.certs.hook.runAsUser }}
+    seccompProfile:
+      type: RuntimeDefault
+  {{- $n := len .steps }}
+  {{- range $i, $step := .steps }}
+  {{- if eq $i 0 }}
+  {{- if gt $n 1 }}
+  initContainers:
+  {{- else }}
+  containers:
+  {{- end }}
+  {{- else if eq $i (sub $n 1) }}
+  containers:
+  {{- end }}
+    {{- if eq $step "certgen" }}
+    - name: certgen
+      image: {{ include "topogate.image" $top }}
+      imagePullPolicy: {{ $v.image.pullPolicy }}
+      args:
+        - certgen
+        - --service
+        - {{ include "topogate.fullname" $top }}
+        - --namespace
+        - {{ $top.Release.Namespace }}
+        - --out
+        - /out
+        - --secret-name
+        - {{ include "topogate.tlsSecret" $top }}
+        # The CA: read from /ca when Secret <full>-ca holds one, made
+        # otherwise; written to /out/ca-secret.yaml either way.
+        - --ca-dir
+        - /ca
+        - --ca-secret-name
+        - {{ include "topogate.caSecret" $top }}
+        - --webhook-config
+        - {{ include "topogate.webhookConfig" $top }}
+        - --webhooks
+        - {{ include "topogate.webhookCount" $top | quote }}
+        - --days
+        - {{ $v.certs.hook.days | quote }}
+      {{- include "topogate.jobContainer" (dict "ca" true) | nindent 6 }}
+    {{- else if eq $step "apply" }}
+    - name: apply-secrets
+      image: {{ $v.certs.hook.kubectlImage }}
+      imagePullPolicy: IfNotPresent
+      command: ["kubectl"]
+      # Server-side apply: no last-applied annotation holding a second
+      # copy of the keys, and a create authorized by the Secret's name.
+      args:
+        - apply
+        - --server-side
+        - --force-conflicts
+        - --field-manager=topogate-certgen
+        - --filename=/out/secret.yaml
+        - --filename=/out/ca-secret.yaml
+      {{- include "topogate.jobContainer" dict | nindent 6 }}
+    {{- else if or (eq $step "patch") (eq $step "patch-stored") }}
+    - name: patch-cabundle
+      image: {{ $v.certs.hook.kubectlImage }}
+      imagePullPolicy: IfNotPresent
+      command: ["kubectl"]
+      args:
+        - patch
+        - mutatingwebhookconfiguration
+        - {{ include "topogate.webhookConfig" $top }}
+        - --type=json
+        {{- if eq $step "patch" }}
+        - --patch-file=/out/cabundle-patch.json
+        {{- else }}
+        - --patch-file=/cabundle/cabundle-patch.json
+        {{- end }}
+      {{- include "topogate.jobContainer" (dict "cabundle" (eq $step "patch-stored")) | nindent 6 }}
+    {{- end }}
+  {{- end }}
+  volumes:
+    - name: out
+      emptyDir:
+        medium: Memory
+        # certgen output plus kubectl's discovery cache.
+        sizeLimit: 32Mi
+    {{- if has "certgen" .steps }}
+    # The kept CA. Optional: on a first install it does not exist yet.
+    - name: ca
+      secret:
+        secretName: {{ include "topogate.caSecret" $top }}
+        optional: true
+        defaultMode: 0440
+    {{- end }}
+    {{- if has "patch-stored" .steps }}
+    # Only the patch, not the CA key. Not optional: in a plain
+    # `kubectl apply`, this pod waits until the other Job has stored it.
+    - name: cabundle
+      secret:
+        secretName: {{ include "topogate.caSecret" $top }}
+        items:
+          - key: cabundle-patch.json
+            path: cabundle-patch.json
+    {{- end }}
 {{- end -}}

@@ -1,0 +1,240 @@
+/*
+ * kube_dump.c - webhook/kube.c's callbacks as JSON lines, for
+ * test/kube/run.sh.
+ *
+ *   kube_dump --kubeconfig FILE   watch nodes and the three Kueue
+ *   kube_dump --in-cluster          resources until SIGTERM or SIGINT
+ *   kube_dump --config (--kubeconfig FILE | --in-cluster)
+ *                                 print the loaded config and exit
+ *
+ * One line per callback, flushed: {"cb":"replace","res":"nodes",
+ * "names":[...]}, {"cb":"event",...,"type":"ADDED","name":..,"rv":..},
+ * {"cb":"restart",...,"reason":..}, {"cb":"state",...,"synced":..,
+ * "why":..}, {"cb":"tick"} for the first tick only, {"cb":"stopped"}.
+ * A config error prints {"error": "..."} and exits 1.
+ *
+ * Tests only: KUBE_DUMP_BACKOFF_MS, KUBE_DUMP_STALL_S and
+ * KUBE_DUMP_REDISCOVER_S set the config's test_* fields (kube.h).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "webhook/kube.h"
+#include "webhook/log.h"
+
+static const char *const core_v1[] = {"v1", NULL};
+static const char *const kueue_versions[] = {"v1beta2", "v1beta1", NULL};
+
+static const struct kube_resource resources[] = {
+    {"nodes", "", core_v1, "nodes", false},
+    {"resourceflavors", "kueue.x-k8s.io", kueue_versions, "resourceflavors",
+     true},
+    {"clusterqueues", "kueue.x-k8s.io", kueue_versions, "clusterqueues", true},
+    {"localqueues", "kueue.x-k8s.io", kueue_versions, "localqueues", true},
+};
+
+static int ticks;
+
+static void
+emit(cJSON *line)
+{
+    char *s = cJSON_PrintUnformatted(line);
+
+    if (s != NULL) {
+        printf("%s\n", s);
+        fflush(stdout);
+    }
+    free(s);
+    cJSON_Delete(line);
+}
+
+static cJSON *
+line_new(const char *cb, const struct kube_resource *r)
+{
+    cJSON *l = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(l, "cb", cb);
+    if (r != NULL)
+        cJSON_AddStringToObject(l, "res", r->name);
+    return l;
+}
+
+static const char *
+name_of(const cJSON *obj)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(md, "name");
+
+    return cJSON_IsString(n) ? n->valuestring : "?";
+}
+
+static void
+on_replace(void *ctx, const struct kube_resource *r, const cJSON *items)
+{
+    cJSON *l = line_new("replace", r), *names = cJSON_CreateArray();
+    const cJSON *it;
+
+    (void)ctx;
+    cJSON_ArrayForEach(it, items)
+    {
+        cJSON_AddItemToArray(names, cJSON_CreateString(name_of(it)));
+    }
+    cJSON_AddItemToObject(l, "names", names);
+    emit(l);
+}
+
+static void
+on_event(void *ctx, const struct kube_resource *r, const char *type,
+         const cJSON *obj)
+{
+    cJSON *l = line_new("event", r);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(md, "resourceVersion");
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
+
+    (void)ctx;
+    cJSON_AddStringToObject(l, "type", type);
+    cJSON_AddStringToObject(l, "name", name_of(obj));
+    cJSON_AddStringToObject(l, "rv",
+                            cJSON_IsString(rv) ? rv->valuestring : "?");
+    /* The size of the object, so a test can see a big one arrive whole. */
+    if (labels != NULL)
+        cJSON_AddNumberToObject(l, "labels", cJSON_GetArraySize(labels));
+    emit(l);
+}
+
+static void
+on_restart(void *ctx, const struct kube_resource *r, const char *reason)
+{
+    cJSON *l = line_new("restart", r);
+
+    (void)ctx;
+    cJSON_AddStringToObject(l, "reason", reason);
+    emit(l);
+}
+
+static void
+on_state(void *ctx, const struct kube_resource *r, bool synced,
+         const char *why)
+{
+    cJSON *l = line_new("state", r);
+
+    (void)ctx;
+    cJSON_AddBoolToObject(l, "synced", synced);
+    if (why != NULL)
+        cJSON_AddStringToObject(l, "why", why);
+    else
+        cJSON_AddNullToObject(l, "why");
+    emit(l);
+}
+
+static void
+on_tick(void *ctx)
+{
+    (void)ctx;
+    if (ticks++ == 0)
+        emit(line_new("tick", NULL));
+}
+
+static unsigned
+env_unsigned(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
+static void
+print_config(const struct kube_config *c)
+{
+    cJSON *l = cJSON_CreateObject();
+    const char *keys[] = {"server",    "ca_file",  "ca_pem",     "cert_file",
+                          "cert_pem",  "key_file", "key_pem",    "token_file",
+                          "token",     "origin"};
+    const char *vals[] = {c->server,   c->ca_file,  c->ca_pem,
+                          c->cert_file, c->cert_pem, c->key_file,
+                          c->key_pem,  c->token_file, c->token,
+                          c->origin};
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+        if (vals[i] == NULL)
+            cJSON_AddNullToObject(l, keys[i]);
+        else
+            cJSON_AddStringToObject(l, keys[i], vals[i]);
+    }
+    emit(l);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct kube_sink sink = {NULL,       on_replace, on_event,
+                             on_restart, on_state,   on_tick};
+    struct kube_config cfg;
+    struct kube_watch *w;
+    const char *kubeconfig = NULL;
+    bool in_cluster = false, config_only = false;
+    char err[512];
+    sigset_t set;
+    int sig, rc;
+
+    log_init("kube_dump");
+    log_setverbose(getenv("KUBE_DUMP_VERBOSE") != NULL);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc)
+            kubeconfig = argv[++i];
+        else if (strcmp(argv[i], "--in-cluster") == 0)
+            in_cluster = true;
+        else if (strcmp(argv[i], "--config") == 0)
+            config_only = true;
+        else {
+            fprintf(stderr, "usage: kube_dump [--config] "
+                            "(--kubeconfig FILE | --in-cluster)\n");
+            return 2;
+        }
+    }
+    if ((kubeconfig == NULL) == !in_cluster) {
+        fprintf(stderr, "kube_dump: one of --kubeconfig or --in-cluster\n");
+        return 2;
+    }
+    rc = in_cluster ? kube_config_in_cluster(&cfg, err, sizeof(err))
+                    : kube_config_load(kubeconfig, &cfg, err, sizeof(err));
+    if (rc != 0) {
+        cJSON *l = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(l, "error", err);
+        emit(l);
+        return 1;
+    }
+    if (config_only) {
+        print_config(&cfg);
+        kube_config_free(&cfg);
+        return 0;
+    }
+    cfg.test_backoff_ms = env_unsigned("KUBE_DUMP_BACKOFF_MS");
+    cfg.test_stall_s = env_unsigned("KUBE_DUMP_STALL_S");
+    cfg.test_rediscover_s = env_unsigned("KUBE_DUMP_REDISCOVER_S");
+
+    /* Blocked here, so the watch thread inherits the mask and main
+     * alone takes the signal, in sigwait(). */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    w = kube_watch_start(&cfg, resources,
+                         sizeof(resources) / sizeof(*resources), &sink, err,
+                         sizeof(err));
+    kube_config_free(&cfg);
+    if (w == NULL) {
+        fprintf(stderr, "kube_dump: %s\n", err);
+        return 1;
+    }
+    sigwait(&set, &sig);
+    kube_watch_stop(w);
+    emit(line_new("stopped", NULL));
+    return 0;
+}

@@ -1,0 +1,503 @@
+#!/usr/bin/python3
+"""A stand-in kube-apiserver for test/kube: nodes and Kueue's three
+resources, over HTTPS, scripted per scenario.
+
+Written from the API documentation, not from topogate's client:
+https://kubernetes.io/docs/reference/using-api/api-concepts/ ("Efficient
+detection of changes", "Watch bookmarks", "Retrieving large results sets
+in chunks", "Resource versions") and the common parameters reference.
+What it does, as those pages say the apiserver does:
+
+- Every object and list carries metadata.resourceVersion, one counter for
+  all resources (etcd's revision). A list's RV is that of the snapshot;
+  every page of a paginated list shares it.
+- LIST takes limit and continue; the server may return fewer than limit
+  (here at most scenario "max_page") and sets metadata.continue while
+  more remain. A continue request must not carry resourceVersion (the
+  token encodes it): 400. An expired continue token: 410 with a Status of
+  reason "Expired".
+- WATCH (?watch=1) takes resourceVersion and streams, with
+  Transfer-Encoding: chunked, one JSON object per event
+  {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...},
+  newline-terminated. Events after the given RV are replayed from history;
+  an RV older than the compacted history is 410 Gone, as an HTTP status
+  or, as the watch cache does, as an ERROR event carrying a Status with
+  code 410. BOOKMARK objects carry only metadata.resourceVersion, and
+  only when allowWatchBookmarks=true. limit/continue with watch: 400.
+  The watch ends at timeoutSeconds.
+- GET /apis/GROUP is an APIGroup {versions, preferredVersion}; a group not
+  served is 404. A missing or wrong bearer token is 401.
+
+The scenario (a JSON file) says what the cluster holds and what goes
+wrong; see test/kube/scenarios/*.json and the comments in run.sh.
+Every request is appended to the request log as one JSON line.
+"""
+
+import base64
+import copy
+import http.server
+import json
+import os
+import select
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+KUEUE = "kueue.x-k8s.io"
+KINDS = {
+    "nodes": ("v1", "Node"),
+    "resourceflavors": (KUEUE, "ResourceFlavor"),
+    "clusterqueues": (KUEUE, "ClusterQueue"),
+    "localqueues": (KUEUE, "LocalQueue"),
+}
+
+
+def status(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure", "message": message, "reason": reason,
+            "code": code}
+
+
+class Cluster:
+    """Objects, one resourceVersion counter, and the event history."""
+
+    def __init__(self, scenario):
+        self.lock = threading.Lock()
+        self.rv = 100
+        self.compacted = 0  # watches from an RV below this get 410
+        self.objects = {r: {} for r in KINDS}
+        self.history = []  # (rv, resource, type, object)
+        self.snapshots = {}  # continue id -> (rv, [objects])
+        self.next_snapshot = 1
+        self.counts = {}  # (resource, "list"|"watch"|...) -> requests so far
+        for res in KINDS:
+            for obj in scenario.get("objects", {}).get(res, []):
+                self.put(res, "ADDED", obj)
+
+    def put(self, res, etype, obj):
+        """Applies a change under a new RV; returns the stored object."""
+        self.rv += 1
+        obj = copy.deepcopy(obj)
+        name = obj["metadata"]["name"]
+        if etype == "DELETED":
+            obj = self.objects[res].pop(name)
+            obj = copy.deepcopy(obj)
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        obj.setdefault("apiVersion", KINDS[res][0] if res == "nodes"
+                       else KUEUE + "/v1beta1")
+        obj.setdefault("kind", KINDS[res][1])
+        if etype != "DELETED":
+            self.objects[res][name] = obj
+        self.history.append((self.rv, res, etype, obj))
+        return obj
+
+    def count(self, res, kind):
+        with self.lock:
+            n = self.counts.get((res, kind), 0) + 1
+            self.counts[(res, kind)] = n
+            return n
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "standin-apiserver"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    # --- plumbing ----------------------------------------------------------
+
+    def record(self, code, note=""):
+        self.server.log_request_line(self.path, code, note)
+
+    def send_json(self, code, obj, delay=0.0):
+        body = (json.dumps(obj) + "\n").encode()
+        self.record(code)
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if delay:
+            # A slow server: half the body, a pause, the rest.
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(delay)
+            self.wfile.write(body[len(body) // 2:])
+        else:
+            self.wfile.write(body)
+        self.wfile.flush()
+
+    def send_status(self, code, reason, message):
+        self.send_json(code, status(code, reason, message))
+
+    def chunk(self, data):
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    # --- requests ----------------------------------------------------------
+
+    def do_GET(self):
+        sc = self.server.scenario
+        url = urllib.parse.urlsplit(self.path)
+        q = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        q = {k: v[-1] for k, v in q.items()}
+        parts = [p for p in url.path.split("/") if p]
+
+        if not sc.get("client_cert"):
+            want = "Bearer " + self.server.token()
+            if self.headers.get("Authorization") != want:
+                self.send_status(401, "Unauthorized", "Unauthorized")
+                return
+        if self.headers.get("Accept") not in (None, "application/json",
+                                              "*/*"):
+            self.send_status(406, "NotAcceptable", "json only here")
+            return
+
+        # /api/v1/nodes, /apis/kueue.x-k8s.io, /apis/kueue.x-k8s.io/V/R
+        kueue = sc.get("kueue")
+        if parts == ["api", "v1", "nodes"]:
+            res = "nodes"
+        elif parts == ["apis", KUEUE]:
+            if self.fault(KUEUE, "discovery"):
+                return
+            if not kueue:
+                self.send_status(404, "NotFound", "the server could not "
+                                 "find the requested resource")
+                return
+            vs = [{"groupVersion": KUEUE + "/" + v, "version": v}
+                  for v in kueue["versions"]]
+            self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1",
+                                 "name": KUEUE, "versions": vs,
+                                 "preferredVersion": vs[0]})
+            return
+        elif (len(parts) == 4 and parts[:2] == ["apis", KUEUE]
+              and parts[3] in KINDS and kueue
+              and parts[2] in kueue["versions"]):
+            res = parts[3]
+        else:
+            self.send_status(404, "NotFound", "the server could not find "
+                             "the requested resource")
+            return
+
+        if q.get("watch") in ("1", "true"):
+            self.watch(res, q)
+        else:
+            self.list(res, q)
+
+    def fault(self, res, kind):
+        """A scripted failure for the nth request of this kind, if any."""
+        n = self.server.cluster.count(res, kind)
+        for f in self.server.scenario.get("faults", []):
+            if f["resource"] == res and f["kind"] == kind and f["nth"] == n:
+                code = f["status"]
+                if code == "drop":
+                    self.record(0, "dropped before answering")
+                    self.close_hard()
+                    return True
+                self.send_status(code, f.get("reason", "Fault"),
+                                 f.get("message", "scripted %d" % code))
+                return True
+        return False
+
+    def close_hard(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def list(self, res, q):
+        sc = self.server.scenario
+        cl = self.server.cluster
+        if self.fault(res, "list"):
+            return
+        limit = int(q.get("limit") or 0)
+        cont = q.get("continue", "")
+        if cont and q.get("resourceVersion"):
+            self.send_status(400, "BadRequest", "specifying resource "
+                             "version is not allowed when using continue")
+            return
+        with cl.lock:
+            if cont:
+                try:
+                    tok = json.loads(base64.urlsafe_b64decode(cont))
+                    snap_id, start = tok["id"], tok["start"]
+                except (ValueError, KeyError):
+                    self.send_status(400, "BadRequest", "invalid continue")
+                    return
+                if snap_id in self.server.expired_snapshots or \
+                        snap_id not in cl.snapshots:
+                    self.send_status(410, "Expired", "The provided continue "
+                                     "parameter is too old to display a "
+                                     "consistent list result. You can start "
+                                     "a new list without the continue "
+                                     "parameter.")
+                    return
+                rv, objs = cl.snapshots[snap_id]
+            else:
+                rv = cl.rv
+                objs = [copy.deepcopy(cl.objects[res][k])
+                        for k in sorted(cl.objects[res])]
+                snap_id = cl.next_snapshot
+                cl.next_snapshot += 1
+                cl.snapshots[snap_id] = (rv, objs)
+                start = 0
+        page = limit if limit > 0 else len(objs)
+        page = min(page, sc.get("max_page", page)) or len(objs)
+        items = objs[start:start + page]
+        md = {"resourceVersion": str(rv)}
+        if start + page < len(objs):
+            tok = {"id": snap_id, "start": start + page}
+            md["continue"] = base64.urlsafe_b64encode(
+                json.dumps(tok).encode()).decode()
+            md["remainingItemCount"] = len(objs) - start - page
+            # The scenario may expire this list's token before it is used.
+            n_list = self.server.cluster.counts.get((res, "list"), 0)
+            for e in sc.get("expire_continue", []):
+                if e["resource"] == res and e["list"] == n_list:
+                    self.server.expired_snapshots.add(snap_id)
+        kind = KINDS[res][1] + "List"
+        api = "v1" if res == "nodes" else KUEUE + "/" + \
+            self.path.split("/")[3]
+        self.send_json(200, {"kind": kind, "apiVersion": api,
+                             "metadata": md, "items": items},
+                       delay=sc.get("list_delay", 0))
+
+    # --- watch ---------------------------------------------------------------
+
+    def event_bytes(self, etype, obj):
+        return (json.dumps({"type": etype, "object": obj}) + "\n").encode()
+
+    def send_events(self, data, pieces):
+        """Writes data as `pieces` chunks, cut mid-event, with pauses so
+        the client reads them apart."""
+        if pieces <= 1:
+            self.chunk(data)
+            return
+        step = max(1, len(data) // pieces)
+        cuts = list(range(0, len(data), step))[:pieces] + [len(data)]
+        for a, b in zip(cuts, cuts[1:]):
+            self.chunk(data[a:b])
+            time.sleep(0.03)
+
+    def watch(self, res, q):
+        sc = self.server.scenario
+        cl = self.server.cluster
+        n = cl.count(res, "watch")
+        if self.fault(res, "watch_status"):
+            return
+        if "limit" in q or "continue" in q:
+            self.send_status(400, "BadRequest", "limit and continue are "
+                             "not allowed with watch")
+            return
+        rv = q.get("resourceVersion", "")
+        bookmarks = q.get("allowWatchBookmarks") == "true"
+        timeout = float(q.get("timeoutSeconds") or 1800)
+        with cl.lock:
+            too_old = rv not in ("", "0") and int(rv) < cl.compacted
+            replay = [(erv, t, o) for erv, r, t, o in cl.history
+                      if r == res and rv not in ("", "0") and erv > int(rv)]
+            if rv in ("", "0"):
+                # Synthetic ADDED events for the current state.
+                replay = [(cl.rv, "ADDED", o) for _, o in
+                          sorted(cl.objects[res].items())]
+        if too_old and sc.get("expired_as", "status") == "status":
+            self.send_status(410, "Expired", "too old resource version: "
+                             "%s (%d)" % (rv, cl.compacted))
+            return
+        self.record(200, "watch %d" % n)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            if too_old:
+                st = status(410, "Expired", "too old resource version: "
+                            "%s (%d)" % (rv, cl.compacted))
+                self.chunk(self.event_bytes("ERROR", st))
+                self.end_stream()
+                return
+            for _, t, o in replay:
+                self.send_events(self.event_bytes(t, o), 2)
+            script = sc.get("watch", {}).get(res, [])
+            steps = script[n - 1] if n - 1 < len(script) else []
+            deadline = time.monotonic() + timeout
+            for step in steps:
+                if self.step(res, step, bookmarks) == "closed":
+                    return
+            while time.monotonic() < deadline and not self.server.stopping:
+                if self.client_gone():
+                    return
+            self.end_stream()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+
+    def client_gone(self):
+        """Waits a moment; true when the client closed its end."""
+        r, _, _ = select.select([self.connection], [], [], 0.05)
+        if not r:
+            return False
+        try:
+            return self.connection.recv(1) == b""
+        except ssl.SSLWantReadError:
+            return False
+        except OSError:
+            return True
+
+    def end_stream(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def step(self, res, step, bookmarks):
+        cl = self.server.cluster
+        pieces = step.get("chunks", 2)
+        if "batch" in step:
+            # Several events in one chunk.
+            data = b""
+            for s in step["batch"]:
+                data += self.change(res, s)
+            self.send_events(data, 1)
+        elif any(k in step for k in ("add", "modify", "delete")):
+            data = self.change(res, step)
+            if not step.get("silent"):
+                self.send_events(data, pieces)
+        elif "bookmark" in step:
+            if bookmarks:
+                with cl.lock:
+                    rv = str(cl.rv)
+                obj = {"kind": KINDS[res][1],
+                       "apiVersion": "v1" if res == "nodes"
+                       else KUEUE + "/v1beta1",
+                       "metadata": {"resourceVersion": rv}}
+                self.send_events(self.event_bytes("BOOKMARK", obj), pieces)
+        elif "compact" in step:
+            with cl.lock:
+                cl.compacted = cl.rv
+        elif "error" in step:
+            code = step["error"]
+            reason = {410: "Expired", 500: "InternalError"}.get(code, "Bad")
+            st = status(code, reason, "scripted ERROR event %d" % code)
+            self.send_events(self.event_bytes("ERROR", st), pieces)
+            self.end_stream()
+            return "closed"
+        elif "sleep" in step:
+            time.sleep(step["sleep"])
+        elif "rotate_token" in step:
+            self.server.rotate(step["rotate_token"])
+        elif "raw" in step:
+            self.chunk(step["raw"].encode())
+        elif "drop" in step:
+            # Half an event, then the connection goes without the
+            # terminating chunk.
+            data = self.event_bytes("ADDED", {"metadata": {"name": "half"}})
+            self.chunk(data[: len(data) // 2])
+            time.sleep(0.05)
+            self.close_hard()
+            return "closed"
+        elif "end" in step:
+            self.end_stream()
+            return "closed"
+        return None
+
+    def change(self, res, step):
+        cl = self.server.cluster
+        with cl.lock:
+            if "add" in step:
+                obj = cl.put(res, "ADDED", step["add"])
+                t = "ADDED"
+            elif "modify" in step:
+                obj = cl.put(res, "MODIFIED", step["modify"])
+                t = "MODIFIED"
+            else:
+                obj = cl.put(res, "DELETED",
+                             {"metadata": {"name": step["delete"]}})
+                t = "DELETED"
+        return self.event_bytes(t, obj)
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr, scenario, token_file, client_token_file,
+                 request_log):
+        super().__init__(addr, Handler)
+        self.scenario = scenario
+        self.cluster = Cluster(scenario)
+        self.token_file = token_file
+        self.client_token_file = client_token_file
+        self.request_log = request_log
+        self.expired_snapshots = set()
+        self.stopping = False
+        self.log_lock = threading.Lock()
+
+    def token(self):
+        with open(self.token_file) as f:
+            return f.read().strip()
+
+    def rotate(self, new):
+        """The kubelet's rotation, made abrupt: the old token stops
+        working at once, and the client's file holds the new one."""
+        for path in (self.token_file, self.client_token_file):
+            if path:
+                tmp = path + ".tmp"
+                with open(tmp, "w") as f:
+                    f.write(new + "\n")
+                os.replace(tmp, path)
+
+    def log_request_line(self, path, code, note):
+        with self.log_lock:
+            with open(self.request_log, "a") as f:
+                f.write(json.dumps({"path": path, "code": code,
+                                    "note": note}) + "\n")
+
+
+def serve(scenario, cert, key, ca, token_file, client_token_file,
+          request_log, port=0, host="127.0.0.1"):
+    """Starts the server in a thread; returns it (server_address has the
+    port)."""
+    srv = Server((host, port), scenario, token_file, client_token_file,
+                 request_log)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    if scenario.get("client_cert"):
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(ca)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    return srv
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--token-file", required=True)
+    ap.add_argument("--client-token-file")
+    ap.add_argument("--request-log", default="/dev/null")
+    ap.add_argument("--port", type=int, default=0)
+    a = ap.parse_args()
+    with open(a.scenario) as f:
+        sc = json.load(f)
+    srv = serve(sc, a.cert, a.key, a.ca, a.token_file, a.client_token_file,
+                a.request_log, a.port)
+    print("listening on %d" % srv.server_address[1], flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+/* jsoncheck.c - see jsoncheck.h. */
+#include "webhook/jsoncheck.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t
+jsoncheck_utf8(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 0; /* a continuation byte, an overlong lead, or past 0x10FFFF */
+    /* The second byte's range rules out overlong forms, surrogates and
+     * code points past U+10FFFF (RFC 3629, section 4). */
+    if (c == 0xE0)
+        lo = 0xA0;
+    else if (c == 0xED)
+        hi = 0x9F;
+    else if (c == 0xF0)
+        lo = 0x90;
+    else if (c == 0xF4)
+        hi = 0x8F;
+    if (avail < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+static int
+hex4(const unsigned char *s, size_t avail)
+{
+    int v = 0;
+
+    if (avail < 4)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+#define ONES ((uint64_t)0x0101010101010101u)
+#define HIGHS ((uint64_t)0x8080808080808080u)
+
+/*
+ * Bit 7 of a byte is set where the word holds a byte that needs a look: a
+ * control character, a backslash, or a byte of a multi-byte sequence.
+ * The lowest flag is exact (a borrow only reaches bytes above it).
+ */
+static uint64_t
+needs_look(uint64_t w)
+{
+    uint64_t bs = w ^ (ONES * '\\');
+
+    return (((w - ONES * 0x20) & ~w) | ((bs - ONES) & ~bs) | w) & HIGHS;
+}
+
+int
+jsoncheck_text(const char *json, size_t len, char *msg, size_t size)
+{
+    const unsigned char *s = (const unsigned char *)json;
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char c;
+        size_t n;
+        int cp, lo;
+
+        /* Most of a review is ASCII with no escapes: 8 bytes a step. */
+        while (i + 8 <= len) {
+            uint64_t w, look;
+
+            memcpy(&w, s + i, 8);
+            if ((look = needs_look(w)) != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                i += (size_t)__builtin_ctzll(look) / 8;
+#endif
+                break;
+            }
+            i += 8;
+        }
+        if (i >= len)
+            break;
+        c = s[i];
+        if (c >= 0x80) {
+            if ((n = jsoncheck_utf8(s + i, len - i)) == 0)
+                return snprintf(msg, size,
+                                "invalid UTF-8 at byte %zu: a review is "
+                                "UTF-8 text",
+                                i),
+                       -1;
+            i += n;
+        } else if (c < 0x20) {
+            if (c != '\t' && c != '\n' && c != '\r')
+                return snprintf(msg, size,
+                                "control character 0x%02x at byte %zu: "
+                                "JSON needs it escaped",
+                                c, i),
+                       -1;
+            i++;
+        } else if (c == '\\' && i + 1 < len && s[i + 1] == 'u' &&
+                   (cp = hex4(s + i + 2, len - i - 2)) >= 0) {
+            if (cp == 0)
+                return snprintf(msg, size,
+                                "\\u0000 in a string at byte %zu: topogate "
+                                "cannot read a string with NUL in it as "
+                                "the apiserver stored it",
+                                i),
+                       -1;
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return snprintf(msg, size,
+                                "lone surrogate \\u%04x at byte %zu: not "
+                                "a character",
+                                (unsigned)cp, i),
+                       -1;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (i + 7 >= len || s[i + 6] != '\\' || s[i + 7] != 'u' ||
+                    (lo = hex4(s + i + 8, len - i - 8)) < 0xDC00 ||
+                    lo > 0xDFFF)
+                    return snprintf(msg, size,
+                                    "lone surrogate \\u%04x at byte %zu: "
+                                    "not a character",
+                                    (unsigned)cp, i),
+                           -1;
+                i += 12;
+            } else {
+                i += 6;
+            }
+        } else if (c == '\\') {
+            i += 2; /* \" \\ \n...: the escaped byte is not looked at */
+        } else {
+            i++;
+        }
+    }
+    return 0;
+}
+
+/* Objects up to this many members are checked pair by pair. */
+#define PAIRWISE_MAX 16
+
+static int
+compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+duplicate(char *msg, size_t size, const char *name)
+{
+    snprintf(msg, size,
+             "member '%s' twice in one object: the apiserver never sends "
+             "that, and which one counts is not agreed",
+             name);
+    return -1;
+}
+
+/* The members of one object (n of them, n > 0). */
+static int
+unique_members(const cJSON *object, size_t n, char *msg, size_t size)
+{
+    const char **names;
+    size_t k = 0;
+    int rc = 0;
+
+    if (n <= PAIRWISE_MAX) {
+        for (const cJSON *a = object->child; a != NULL; a = a->next)
+            for (const cJSON *b = a->next; b != NULL; b = b->next)
+                if (a->string[0] == b->string[0] &&
+                    strcmp(a->string, b->string) == 0)
+                    return duplicate(msg, size, a->string);
+        return 0;
+    }
+    /* Sorted, a twin sits next to its first. */
+    if ((names = malloc(n * sizeof(*names))) == NULL)
+        return snprintf(msg, size, "out of memory"), -1;
+    for (const cJSON *m = object->child; m != NULL; m = m->next)
+        names[k++] = m->string;
+    qsort(names, k, sizeof(*names), compare_names);
+    for (size_t i = 1; i < k; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            rc = duplicate(msg, size, names[i]);
+            break;
+        }
+    free(names);
+    return rc;
+}
+
+int
+jsoncheck_unique_keys(const cJSON *root, char *msg, size_t size)
+{
+    size_t n = 0;
+
+    if (root == NULL || !(cJSON_IsObject(root) || cJSON_IsArray(root)))
+        return 0;
+    /* Recursion as deep as the parse's (cJSON stops at 1000 levels). */
+    for (const cJSON *c = root->child; c != NULL; c = c->next) {
+        n++;
+        if (jsoncheck_unique_keys(c, msg, size) < 0)
+            return -1;
+    }
+    if (cJSON_IsObject(root) && n > 1)
+        return unique_members(root, n, msg, size);
+    return 0;
+}
