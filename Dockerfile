@@ -22,14 +22,16 @@ RUN apt-get update \
 
 FROM ${DEBIAN} AS runtime
 # Only the shared libraries the binaries link (libssl3 for certgen's
-# libcrypto); libgnutls30 comes with libmicrohttpd12, and the two runs
-# below fail the build if a library is missing.
+# libcrypto, libcurl3-gnutls for the apiserver client); libgnutls30 comes
+# with libmicrohttpd12, and the two runs below fail the build if a
+# library is missing.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 \
       libcjson1 \
       libyaml-0-2 \
       libssl3 \
+      libcurl3-gnutls \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*
 # topogate-certgen beside topogate: `topogate certgen` runs it.
 COPY --from=build /out/topogate /out/topogate-certgen /usr/local/bin/

@@ -246,13 +246,17 @@ $(HELM_RENDER): $(wildcard $(HELM_RENDER_DIR)/*.go) $(HELM_RENDER_DIR)/build.sh
 chart-test: test-deps all $(if $(HELM),,$(HELM_RENDER))
 	@test/chart/run.sh $(BUILD)/topogate $(CHART_RENDERER)
 
-# Refreshes the chart's copy of the policy and deploy/topogate.yaml; read
+# Refreshes the chart's copy of the policy and the plain manifests, one per
+# range of Kubernetes versions (the first line of each says which); read
 # the diff before committing.
 deploy-manifests: $(if $(HELM),,$(HELM_RENDER))
 	cp deploy/policy.yaml charts/topogate/policy.yaml
 	@mkdir -p $(BUILD)
-	test/chart/render-deploy.sh $(CHART_RENDERER) >$(BUILD)/topogate.yaml
+	test/chart/render-deploy.sh $(CHART_RENDERER) 1.30 >$(BUILD)/topogate.yaml
+	test/chart/render-deploy.sh $(CHART_RENDERER) 1.25 1.29 \
+		>$(BUILD)/topogate-1.25.yaml
 	mv $(BUILD)/topogate.yaml deploy/topogate.yaml
+	mv $(BUILD)/topogate-1.25.yaml deploy/topogate-1.25.yaml
 
 # Podman or Docker; neither runs on the project's own machines.
 image:

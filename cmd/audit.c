@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/audit.h"
+#include "policy/view.h"
 #include "cmd/cmd.h"
 #include "policy/snapshot.h"
 #include "webhook/review.h"
@@ -24,7 +25,7 @@
 enum { AUDIT_OK = 0, AUDIT_FAIL = 1, AUDIT_USAGE = 2 };
 
 static int
-review_stdin(const struct snapshot *s)
+review_stdin(const struct snapshot *s, const struct view *view)
 {
     struct review_result r;
     size_t len;
@@ -35,7 +36,7 @@ review_stdin(const struct snapshot *s)
         fprintf(stderr, "topogate: stdin: %s\n", strerror(errno));
         return AUDIT_USAGE;
     }
-    if (review_respond(s, body, len, &r) < 0) {
+    if (review_respond(s, view, body, len, &r) < 0) {
         fprintf(stderr, "topogate: out of memory\n");
         free(body);
         return AUDIT_USAGE;
@@ -62,7 +63,7 @@ static const char audit_usage[] =
     "as `serve --repack` does.\n";
 
 struct audit_opts {
-    const char *review, *policy, *mode;
+    const char *review, *policy, *mode, *nodes;
     bool json, with_pods, repack;
     enum audit_outcome fail_on; /* OUTCOME_SKIPPED: never */
 };
@@ -94,8 +95,35 @@ collect_runtimes(const struct audit_input *in, struct runtimes *rt)
     return 0;
 }
 
+/*
+ * The view of --nodes and of the Nodes and Kueue objects among the
+ * inputs; NULL in *out when there are none (decisions as without a
+ * cluster). -1 out of memory.
+ */
 static int
-evaluate(const struct snapshot *s, struct audit_input *in)
+input_view(struct view_index *x, bool nodes_given,
+           const struct audit_input *in, struct view **out)
+{
+    bool any = nodes_given;
+    int rc;
+
+    *out = NULL;
+    for (size_t i = 0; i < in->n_docs; i++) {
+        if (in->docs[i].object &&
+            (rc = view_index_put(x, in->docs[i].object)) != 0) {
+            if (rc < 0)
+                return -1;
+            any = true;
+        }
+    }
+    if (any && (*out = view_build(x)) == NULL)
+        return -1;
+    return 0;
+}
+
+static int
+evaluate(const struct snapshot *s, const struct view *view,
+         struct audit_input *in)
 {
     struct runtimes rt;
     int rc = 0;
@@ -107,7 +135,7 @@ evaluate(const struct snapshot *s, struct audit_input *in)
         if (d->object == NULL)
             continue;
         d->evaluated = true;
-        rc = audit_object(s, d->object, &rt, &d->item);
+        rc = audit_object(s, view, d->object, &rt, &d->item);
     }
     free(rt.items);
     return rc;
@@ -126,15 +154,18 @@ fails(const struct audit_summary *sum, enum audit_outcome fail_on)
 }
 
 static int
-audit_paths(const struct snapshot *s, const struct audit_opts *o,
-            char *const *paths, size_t n)
+audit_paths(const struct snapshot *s, struct view_index *x,
+            const struct audit_opts *o, char *const *paths, size_t n)
 {
     struct audit_input in;
     struct audit_summary sum;
+    struct view *view = NULL;
     int read = audit_input_read(&in, paths, n), status;
 
-    if (read == -2 || evaluate(s, &in) < 0) {
+    if (read == -2 || input_view(x, o->nodes != NULL, &in, &view) < 0 ||
+        evaluate(s, view, &in) < 0) {
         fprintf(stderr, "topogate audit: out of memory\n");
+        view_unref(view);
         audit_input_free(&in);
         return AUDIT_USAGE;
     }
@@ -151,6 +182,7 @@ audit_paths(const struct snapshot *s, const struct audit_opts *o,
     status = read < 0                  ? AUDIT_USAGE
              : fails(&sum, o->fail_on) ? AUDIT_FAIL
                                        : AUDIT_OK;
+    view_unref(view); /* decisions name its kinds: kept until here */
     audit_input_free(&in);
     return status;
 }
@@ -166,6 +198,7 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         {"fail-on", required_argument, NULL, 'f'},
         {"with-pods", no_argument, NULL, 'w'},
         {"repack", no_argument, NULL, 'R'},
+        {"nodes", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -205,6 +238,9 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         case 'R':
             o->repack = true;
             break;
+        case 'N':
+            o->nodes = optarg;
+            break;
         case 'h':
             fputs(audit_usage, stdout);
             return 1;
@@ -221,6 +257,7 @@ cmd_audit(int argc, char **argv)
 {
     struct audit_opts o;
     struct snapshot_opts opts;
+    struct view_index *x = NULL;
     struct snapshot *s;
     int rc = parse_options(argc, argv, &o), status;
 
@@ -234,9 +271,20 @@ cmd_audit(int argc, char **argv)
     if (cmd_policy_opts(o.mode, o.repack, &opts) < 0 ||
         (s = cmd_load_policy(o.policy, &opts)) == NULL)
         return AUDIT_USAGE;
-    status = o.review
-                 ? review_stdin(s)
-                 : audit_paths(s, &o, argv + optind, (size_t)(argc - optind));
+    if ((x = view_index_new()) == NULL ||
+        (o.nodes && cmd_view_read(x, o.nodes) < 0)) {
+        status = AUDIT_USAGE;
+        goto out;
+    }
+    if (o.review) {
+        struct view *v = o.nodes ? view_build(x) : NULL;
+        status = o.nodes && v == NULL ? AUDIT_USAGE : review_stdin(s, v);
+        view_unref(v);
+    } else {
+        status = audit_paths(s, x, &o, argv + optind, (size_t)(argc - optind));
+    }
+out:
+    view_index_free(x);
     snapshot_unref(s);
     return status;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -44,6 +45,7 @@ static const char certgen_usage[] =
     "usage: topogate certgen --service NAME --namespace NS --out DIR\n"
     "                        [--secret-name NAME]\n"
     "                        [--webhook-config NAME --webhooks N] [--days D]\n"
+    "                        [--ca-dir DIR [--ca-secret-name NAME]]\n"
     "\n"
     "  --service NAME         the webhook's Service: the certificate names\n"
     "                         NAME, NAME.NS, NAME.NS.svc and\n"
@@ -62,6 +64,11 @@ static const char certgen_usage[] =
     "  --days D               the serving certificate's lifetime (default "
     "365);\n"
     "                         the CA's is 3650 days, or D if longer\n"
+    "  --ca-dir DIR           sign with DIR/ca.crt and DIR/ca.key when both\n"
+    "                         exist and the CA outlives the new certificate;\n"
+    "                         otherwise make a new CA. DIR/ca.key: PEM\n"
+    "  --ca-secret-name NAME  also DIR/ca-secret.yaml, an Opaque Secret with\n"
+    "                         ca.crt, ca.key (and cabundle-patch.json)\n"
     "Keys are ECDSA P-256. The CA bundle (base64 PEM) goes to stdout.\n"
     "Exit 0, 1 on failure, 2 on a usage error.\n";
 
@@ -71,6 +78,8 @@ struct certgen_opts {
     const char *out;
     const char *secret_name;
     const char *webhook_config;
+    const char *ca_dir;
+    const char *ca_secret_name;
     long webhooks; /* -1: not given */
     long days;
 };
@@ -165,6 +174,8 @@ certgen_options(int argc, char **argv, struct certgen_opts *o)
         {"webhook-config", required_argument, NULL, 'w'},
         {"webhooks", required_argument, NULL, 'N'},
         {"days", required_argument, NULL, 'd'},
+        {"ca-dir", required_argument, NULL, 'C'},
+        {"ca-secret-name", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -197,6 +208,12 @@ certgen_options(int argc, char **argv, struct certgen_opts *o)
             if (certgen_number("--days", optarg, 1, CERTGEN_DAYS_MAX,
                                &o->days) != 0)
                 return 2;
+            break;
+        case 'C':
+            o->ca_dir = optarg;
+            break;
+        case 'A':
+            o->ca_secret_name = optarg;
             break;
         case 'h':
             fputs(certgen_usage, stdout);
@@ -235,6 +252,15 @@ certgen_options(int argc, char **argv, struct certgen_opts *o)
     }
     if ((o->webhook_config == NULL) != (o->webhooks < 0)) {
         certgen_error("--webhook-config NAME and --webhooks N go together");
+        return 2;
+    }
+    if (o->ca_secret_name != NULL && !certgen_is_subdomain(o->ca_secret_name)) {
+        certgen_error("--ca-secret-name '%s': not a DNS-1123 subdomain",
+                      o->ca_secret_name);
+        return 2;
+    }
+    if (o->ca_secret_name != NULL && o->ca_dir == NULL) {
+        certgen_error("--ca-secret-name needs --ca-dir");
         return 2;
     }
     if (o->out[0] == '\0') {
@@ -321,6 +347,64 @@ fail:
     return NULL;
 }
 
+/*
+ * The kept CA from dir/ca.crt and dir/ca.key into *cert and *key: 0 when
+ * loaded and it outlives a certificate of `days`, 1 when there is none to
+ * use (neither file, or it expires too soon: said on stderr), -1 on an
+ * error (one file without the other, unreadable, not a CA, key mismatch).
+ */
+static int
+certgen_load_ca(const char *dir, long days, X509 **cert, EVP_PKEY **key)
+{
+    char crt_path[4096], key_path[4096];
+    FILE *f;
+    bool has_crt, has_key;
+    time_t until = time(NULL) + days * 86400;
+
+    snprintf(crt_path, sizeof(crt_path), "%s/ca.crt", dir);
+    snprintf(key_path, sizeof(key_path), "%s/ca.key", dir);
+    has_crt = access(crt_path, F_OK) == 0;
+    has_key = access(key_path, F_OK) == 0;
+    if (!has_crt && !has_key)
+        return 1;
+    if (has_crt != has_key) {
+        certgen_error("--ca-dir '%s': '%s' without '%s'", dir,
+                      has_crt ? "ca.crt" : "ca.key",
+                      has_crt ? "ca.key" : "ca.crt");
+        return -1;
+    }
+    if ((f = fopen(crt_path, "r")) == NULL) {
+        certgen_error("'%s': %s", crt_path, strerror(errno));
+        return -1;
+    }
+    *cert = PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    if ((f = fopen(key_path, "r")) == NULL) {
+        certgen_error("'%s': %s", key_path, strerror(errno));
+        return -1;
+    }
+    *key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+    fclose(f);
+    if (*cert == NULL || *key == NULL) {
+        certgen_error("--ca-dir '%s': not PEM: %s", dir, certgen_ssl_reason());
+        return -1;
+    }
+    if (X509_check_ca(*cert) == 0 || X509_check_private_key(*cert, *key) != 1) {
+        certgen_error("--ca-dir '%s': not a CA with its key", dir);
+        return -1;
+    }
+    if (X509_cmp_time(X509_get0_notAfter(*cert), &until) <= 0) {
+        fprintf(stderr, "topogate certgen: the CA in %s expires within %ld "
+                "days: making a new one\n", dir, days);
+        X509_free(*cert);
+        EVP_PKEY_free(*key);
+        *cert = NULL;
+        *key = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 /* What a memory BIO holds, as an owned NUL-terminated string. */
 static char *
 certgen_bio_take(BIO *bio, size_t *len)
@@ -398,6 +482,31 @@ certgen_format(size_t *len, const char *fmt, ...)
         return NULL;
     *len = (size_t)n;
     return s;
+}
+
+static char *
+certgen_ca_secret(const struct certgen_opts *o, const char *ca_b64,
+                  const char *key_b64, const char *patch_b64, size_t *len)
+{
+    return certgen_format(len,
+                          "apiVersion: v1\n"
+                          "kind: Secret\n"
+                          "metadata:\n"
+                          "  name: %s\n"
+                          "  namespace: %s\n"
+                          "  labels:\n"
+                          "    app.kubernetes.io/name: topogate\n"
+                          "    app.kubernetes.io/managed-by: "
+                          "topogate-certgen\n"
+                          "type: Opaque\n"
+                          "data:\n"
+                          "  ca.crt: %s\n"
+                          "  ca.key: %s\n"
+                          "%s%s%s",
+                          o->ca_secret_name, o->namespace_, ca_b64, key_b64,
+                          patch_b64 != NULL ? "  cabundle-patch.json: " : "",
+                          patch_b64 != NULL ? patch_b64 : "",
+                          patch_b64 != NULL ? "\n" : "");
 }
 
 static char *
@@ -549,8 +658,9 @@ cmd_certgen(int argc, char **argv)
         {.name = "tls.key", .mode = 0600},
         {.name = "secret.yaml", .mode = 0600}, /* it holds the key too */
         {.name = "cabundle-patch.json", .mode = 0644},
+        {.name = "ca-secret.yaml", .mode = 0600}, /* the CA's key */
     };
-    enum { F_CA, F_CRT, F_KEY, F_SECRET, F_PATCH, F_N };
+    enum { F_CA, F_CRT, F_KEY, F_SECRET, F_PATCH, F_CASECRET, F_N };
     EVP_PKEY *ca_key = NULL, *key = NULL;
     X509 *ca = NULL, *leaf = NULL;
     char *ca_b64 = NULL, *crt_b64 = NULL, *key_b64 = NULL;
@@ -571,6 +681,9 @@ cmd_certgen(int argc, char **argv)
         {0, NULL},
     };
     int ret = 1;
+    bool kept_ca = false;
+    char *cakey_pem = NULL, *cakey_b64 = NULL, *patch_b64 = NULL;
+    size_t cakey_len = 0;
 
     switch (certgen_options(argc, argv, &o)) {
     case 0:
@@ -587,15 +700,23 @@ cmd_certgen(int argc, char **argv)
              o.service, o.service, o.namespace_, o.service, o.namespace_,
              o.service, o.namespace_);
     snprintf(ca_cn, sizeof(ca_cn), "topogate CA for %s", cn);
-    ca_key = EVP_EC_gen("P-256");
+    if (o.ca_dir != NULL) {
+        int r = certgen_load_ca(o.ca_dir, o.days, &ca, &ca_key);
+        if (r < 0)
+            goto out;
+        kept_ca = r == 0;
+    }
+    if (ca_key == NULL)
+        ca_key = EVP_EC_gen("P-256");
     key = EVP_EC_gen("P-256");
     if (ca_key == NULL || key == NULL) {
         certgen_error("cannot make a P-256 key: %s", certgen_ssl_reason());
         goto out;
     }
-    ca = certgen_cert(ca_key, ca_cn, NULL, ca_key,
-                      o.days > CERTGEN_CA_DAYS ? o.days : CERTGEN_CA_DAYS,
-                      ca_exts);
+    if (ca == NULL)
+        ca = certgen_cert(ca_key, ca_cn, NULL, ca_key,
+                          o.days > CERTGEN_CA_DAYS ? o.days : CERTGEN_CA_DAYS,
+                          ca_exts);
     leaf = ca != NULL ? certgen_cert(key, cn, ca, ca_key, o.days, leaf_exts)
                       : NULL;
     if (leaf == NULL) {
@@ -627,6 +748,21 @@ cmd_certgen(int argc, char **argv)
         if (files[F_PATCH].data == NULL)
             goto oom;
     }
+    if (o.ca_secret_name != NULL) {
+        cakey_pem = certgen_pem_key(ca_key, &cakey_len);
+        cakey_b64 = cakey_pem != NULL ? certgen_base64(cakey_pem, cakey_len)
+                                      : NULL;
+        if (cakey_b64 == NULL)
+            goto oom;
+        if (files[F_PATCH].data != NULL &&
+            (patch_b64 = certgen_base64(files[F_PATCH].data,
+                                        files[F_PATCH].len)) == NULL)
+            goto oom;
+        files[F_CASECRET].data = certgen_ca_secret(
+            &o, ca_b64, cakey_b64, patch_b64, &files[F_CASECRET].len);
+        if (files[F_CASECRET].data == NULL)
+            goto oom;
+    }
     if (certgen_out_dir(o.out) != 0 || certgen_write_all(o.out, files, F_N))
         goto out;
 
@@ -644,6 +780,13 @@ cmd_certgen(int argc, char **argv)
                 "patch mutatingwebhookconfiguration %s --type=json "
                 "--patch-file %s/cabundle-patch.json\n",
                 o.out, o.webhook_config, o.out);
+    if (o.ca_dir != NULL)
+        fprintf(stderr, "topogate certgen: %s the CA\n",
+                kept_ca ? "kept" : "made");
+    if (o.ca_secret_name != NULL)
+        fprintf(stderr,
+                "topogate certgen: wrote %s/ca-secret.yaml: Secret %s/%s\n",
+                o.out, o.namespace_, o.ca_secret_name);
     printf("%s\n", ca_b64);
     ret = fflush(stdout) == 0 ? 0 : 1;
     goto out;
@@ -657,6 +800,13 @@ out:
     }
     if (key_b64 != NULL)
         OPENSSL_cleanse(key_b64, strlen(key_b64));
+    if (cakey_b64 != NULL)
+        OPENSSL_cleanse(cakey_b64, strlen(cakey_b64));
+    if (cakey_pem != NULL)
+        OPENSSL_cleanse(cakey_pem, cakey_len);
+    free(cakey_b64);
+    free(cakey_pem);
+    free(patch_b64);
     free(key_b64);
     free(crt_b64);
     free(ca_b64);

@@ -15,6 +15,14 @@ int cmd_audit(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_certgen(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+
+/*
+ * Reads Node objects (a List too) and Kueue's from a file into x; items
+ * without a kind are Nodes. 0, or -1 with the reason on stderr.
+ */
+struct view_index;
+int cmd_view_read(struct view_index *x, const char *path);
 
 /*
  * The command line's overrides of the policy: --mode (NULL: none) and

@@ -52,6 +52,7 @@ static const struct {
 } commands[] = {
     {"serve", cmd_serve},     {"audit", cmd_audit},     {"tables", cmd_tables},
     {"version", cmd_version}, {"certgen", run_certgen},
+    {"nodes", cmd_nodes},
 };
 
 static void

@@ -21,6 +21,8 @@
 
 #include "policy/snapshot.h"
 #include "webhook/cpus.h"
+#include "webhook/kube.h"
+#include "webhook/kubewatch.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/probe.h"
@@ -46,6 +48,7 @@ static const char serve_usage[] =
     "                      [--listen ADDR:PORT] [--probe-listen ADDR:PORT]\n"
     "                      [--policy FILE] [--mode enforce|warn|audit]\n"
     "                      [--client-ca FILE] [--repack]\n"
+    "                      [--kubeconfig FILE | --no-cluster-view]\n"
     "\n"
     "  --listen ADDR:PORT        admission HTTPS (default :8443, every "
     "address)\n"
@@ -58,6 +61,10 @@ static const char serve_usage[] =
     "  --policy FILE             policy YAML (default: the embedded one)\n"
     "  --mode MODE               force enforce, warn or audit everywhere\n"
     "  --repack                  repack fragmented jobs (policy jobs.repack)\n"
+    "  --kubeconfig FILE         learn the cluster's nodes and Kueue queues\n"
+    "                            with this kubeconfig (in a pod: the service\n"
+    "                            account, without this flag)\n"
+    "  --no-cluster-view         decide from what pods pin alone\n"
     "  -n                        check the configuration, print "
     "'configuration OK'\n"
     "  -v                        debug logging\n"
@@ -74,6 +81,8 @@ struct serve_opts {
     const char *policy;
     const char *mode;
     bool repack;
+    const char *kubeconfig;
+    bool no_cluster_view;
     bool check;
     bool verbose;
 };
@@ -174,6 +183,8 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         {"policy", required_argument, NULL, 'f'},
         {"mode", required_argument, NULL, 'm'},
         {"repack", no_argument, NULL, 'r'},
+        {"kubeconfig", required_argument, NULL, 'K'},
+        {"no-cluster-view", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -207,6 +218,12 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         case 'r':
             o->repack = true;
             break;
+        case 'K':
+            o->kubeconfig = optarg;
+            break;
+        case 'V':
+            o->no_cluster_view = true;
+            break;
         case 'n':
             o->check = true;
             break;
@@ -225,6 +242,10 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         serve_error("unexpected argument '%s'", argv[optind]);
         return 1;
     }
+    if (o->kubeconfig && o->no_cluster_view) {
+        serve_error("--kubeconfig and --no-cluster-view exclude each other");
+        return 1;
+    }
     if (o->cert_path == NULL || o->key_path == NULL) {
         serve_error("missing %s%s%s",
                     o->cert_path == NULL ? "--tls-cert FILE" : "",
@@ -232,6 +253,39 @@ serve_options(int argc, char **argv, struct serve_opts *o)
                     o->key_path == NULL ? "--tls-key FILE" : "");
         return 1;
     }
+    return 0;
+}
+
+/*
+ * Starts the cluster view: with --kubeconfig, or in a pod. A kubeconfig
+ * that does not load is a mistake to stop on; a pod without a token
+ * (the chart's clusterView.enabled: false) serves without a view. -1
+ * only after printing why.
+ */
+static int
+serve_cluster_view(const struct serve_opts *o, struct server *srv,
+                   struct metrics *m, struct kubewatch **out)
+{
+    char err[512];
+
+    *out = NULL;
+    if (o->no_cluster_view) {
+        log_info("cluster view: off (--no-cluster-view)");
+        return 0;
+    }
+    if (o->kubeconfig == NULL && getenv("KUBERNETES_SERVICE_HOST") == NULL) {
+        log_info("cluster view: off (not in a cluster, no --kubeconfig)");
+        return 0;
+    }
+    *out = kubewatch_start(o->kubeconfig, srv, m, err, sizeof(err));
+    if (*out != NULL)
+        return 0;
+    if (o->kubeconfig) {
+        serve_error("%s", err);
+        return -1;
+    }
+    log_warnx("cluster view: off: %s; decisions fall back to what pods pin",
+              err);
     return 0;
 }
 
@@ -246,6 +300,7 @@ serve_run(const struct serve_opts *o, const struct snapshot_opts *opts,
     struct server *srv = NULL;
     struct probe *prb = NULL;
     struct reload *rld = NULL;
+    struct kubewatch *view = NULL;
     char err[512];
     sigset_t set;
     struct server_config cfg = {
@@ -297,6 +352,10 @@ serve_run(const struct serve_opts *o, const struct snapshot_opts *opts,
         serve_error("%s", err);
         goto out;
     }
+    if (serve_cluster_view(o, srv, metrics, &view) < 0)
+        goto out;
+    /* Ready at once: a view that is late or away only means decisions
+     * fall back to pins, never refused pods. */
     probe_set_ready(prb, true);
     log_info("policy %s digest %016llx mode %s, %zu instance types", s->origin,
              (unsigned long long)s->digest, mode_name(s->mode), s->n_types);
@@ -314,11 +373,14 @@ serve_run(const struct serve_opts *o, const struct snapshot_opts *opts,
     probe_set_ready(prb, false);
     reload_stop(rld);
     rld = NULL;
+    kubewatch_stop(view);
+    view = NULL;
     server_stop(srv, SERVE_GRACE_MS);
     srv = NULL;
     ret = 0;
 out:
     reload_stop(rld);
+    kubewatch_stop(view);
     server_stop(srv, 0);
     probe_stop(prb);
     metrics_free(metrics);
@@ -359,6 +421,15 @@ cmd_serve(int argc, char **argv)
     if (creds == NULL) {
         serve_error("%s", err);
         goto out;
+    }
+    if (o.check && o.kubeconfig) {
+        struct kube_config kc;
+        int bad = kube_config_load(o.kubeconfig, &kc, err, sizeof(err));
+        kube_config_free(&kc);
+        if (bad) {
+            serve_error("%s", err);
+            goto out;
+        }
     }
     if (o.check) {
         puts("configuration OK");

@@ -68,17 +68,17 @@ print_text(const struct snapshot *s)
 
     printf("policy %s: mode %s, unknown instance types: %s\n\n", s->origin,
            mode_name(s->mode), s->unknown == UNKNOWN_DENY ? "deny" : "warn");
-    printf("%-*s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %-8s %s\n", w,
-           "TYPE", "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "NICS", "GDR",
-           "HOST", "SHM", "NIC");
+    printf("%-*s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %-8s %s\n", w, "TYPE",
+           "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "NICS", "GDR", "HOST",
+           "SHM", "NIC");
     for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
 
         nic_text(t, nic, sizeof(nic));
         printf("%-*s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %-8s %s\n", w,
-               t->name, t->accelerator, t->count, t->memory,
-               link_name(t->link), t->nvlink_gbps, t->efa,
-               t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic);
+               t->name, t->accelerator, t->count, t->memory, link_name(t->link),
+               t->nvlink_gbps, t->efa, t->gpudirect_rdma ? "yes" : "no",
+               t->host_memory, t->shm, nic);
     }
     printf("\nenv injected into GPU containers:\n");
     for (size_t i = 0; i < s->n_types; i++) {

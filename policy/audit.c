@@ -53,9 +53,10 @@ why_ignored(const cJSON *pod)
 
 static struct admission
 request_for(const struct expansion *e, const char *kind, const char *group,
-            const cJSON *object)
+            const cJSON *object, const struct view *view)
 {
     return (struct admission){
+        .view = view,
         .uid = "audit",
         .namespace = e->namespace,
         .operation = "CREATE",
@@ -66,7 +67,8 @@ request_for(const struct expansion *e, const char *kind, const char *group,
 }
 
 static int
-audit_pods(const struct snapshot *s, struct audit_item *it)
+audit_pods(const struct snapshot *s, const struct view *view,
+           struct audit_item *it)
 {
     if (it->e.n_groups == 0)
         return 0;
@@ -75,7 +77,7 @@ audit_pods(const struct snapshot *s, struct audit_item *it)
     for (size_t i = 0; i < it->e.n_groups; i++) {
         struct audit_pod *p = &it->pods[it->n_pods++];
         struct admission req =
-            request_for(&it->e, "Pod", "", it->e.groups[i].pod);
+            request_for(&it->e, "Pod", "", it->e.groups[i].pod, view);
         enum audit_outcome o;
 
         p->group = &it->e.groups[i];
@@ -92,8 +94,9 @@ audit_pods(const struct snapshot *s, struct audit_item *it)
 }
 
 int
-audit_object(const struct snapshot *s, const cJSON *obj,
-             const struct runtimes *rt, struct audit_item *it)
+audit_object(const struct snapshot *s, const struct view *view,
+             const cJSON *obj, const struct runtimes *rt,
+             struct audit_item *it)
 {
     char group[128];
 
@@ -106,13 +109,14 @@ audit_object(const struct snapshot *s, const cJSON *obj,
     it->outcome = OUTCOME_ALLOW;
     expand_api_group(obj, group, sizeof(group));
     if (job_kind(group, it->e.kind)) {
-        struct admission req = request_for(&it->e, it->e.kind, group, obj);
+        struct admission req =
+            request_for(&it->e, it->e.kind, group, obj, view);
         it->has_job = true;
         if (decide(s, &req, &it->job) < 0)
             return -1;
         it->outcome = outcome_of(&it->job);
     }
-    if (audit_pods(s, it) < 0)
+    if (audit_pods(s, view, it) < 0)
         return -1;
     return lint_expansion(&it->e, &it->mistakes);
 }

@@ -40,10 +40,13 @@ struct audit_item {
 
 /*
  * Fills *out from obj (borrowed; it must outlive *out). rt: runtimes in
- * the same input, or NULL. 0, or -1 out of memory (free *out anyway).
+ * the same input, or NULL; view: the cluster view, or NULL. 0, or -1 out
+ * of memory (free *out anyway).
  */
-int audit_object(const struct snapshot *s, const cJSON *obj,
-                 const struct runtimes *rt, struct audit_item *out);
+struct view;
+int audit_object(const struct snapshot *s, const struct view *view,
+                 const cJSON *obj, const struct runtimes *rt,
+                 struct audit_item *out);
 
 void audit_item_free(struct audit_item *it);
 

@@ -74,6 +74,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     struct finding worst = {0};
     struct target t;
     struct match m;
+    char candidates[256];
     enum verdict v;
     bool agreed;
     int rc = -1;
@@ -81,6 +82,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
     placement_read(s, &m, w->gpus, &p);
+    if (!p.pinned && req->view)
+        placement_from_view(s, req->view, &m, w->gpus, req->namespace,
+                            pod_label(pod, LABEL_QUEUE_NAME), &p);
     agreed = placement_known(&p);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
@@ -95,17 +99,21 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     }
     judge_all(s, w, &p, &worst);
     d->finding = worst.sev != SEV_OK;
+    placement_candidates(&p, candidates, sizeof(candidates));
     v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
     if (v == VERDICT_DENY) {
         /* Nothing is patched on a denied pod. */
         drop_ops(d);
         d->verdict = d->judged = VERDICT_DENY;
-        if (finding_deny(d, &worst, NULL) == 0 &&
+        if (finding_deny(d, &worst, candidates[0] ? candidates : NULL) == 0 &&
             finding_explain(d, &worst) == 0)
             rc = 0;
         goto out;
     }
     if (worst.sev != SEV_OK && finding_warn(d, &worst) < 0)
+        goto out;
+    if (worst.sev != SEV_OK && candidates[0] &&
+        decision_warn(d, "%s", candidates) < 0)
         goto out;
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, snapshot_inject_for(s, req->namespace),

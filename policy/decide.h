@@ -14,6 +14,8 @@
 #include "decision.h"
 #include "snapshot.h"
 
+struct view;
+
 struct admission {
     const char *uid;
     const char *namespace; /* may be "" */
@@ -23,6 +25,7 @@ struct admission {
     const cJSON *object;   /* the object to admit */
     const cJSON *old_object; /* UPDATE: the object before; else NULL */
     bool dry_run;
+    const struct view *view; /* the cluster view, borrowed; NULL: none */
 };
 
 /*

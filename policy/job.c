@@ -37,7 +37,22 @@ struct verdict_of_job {
     const char *unknown; /* a pinned type not in the table */
     bool skip;           /* a pod template asks to opt out */
     enum evidence evidence; /* what the worst pod's candidates rest on */
+    struct placement_row row; /* worst.type, when made from the view */
 };
+
+/* worst.type may point into p, which is the loop's: keep a copy. */
+static void
+keep_row(struct verdict_of_job *v, const struct placement *p)
+{
+    for (size_t i = 0; i < p->n_rows; i++) {
+        if (v->worst.type != &p->rows[i].row)
+            continue;
+        v->row = p->rows[i];
+        if (v->row.row.shm == p->rows[i].shm)
+            v->row.row.shm = v->row.shm;
+        v->worst.type = &v->row.row;
+    }
+}
 
 /* The job's shape overrides what the pod alone can tell. */
 static void
@@ -54,43 +69,55 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
     w->procs = e->job.procs > 0 ? e->job.procs : (w->gpus > 0 ? w->gpus : 1);
 }
 
-/* The pod's candidates; p's strings borrow from pod. */
+/* The pod's candidates from what it pins, else (view not NULL) from the
+ * cluster view; p's strings borrow from pod and the view. */
 static int
-place(const struct snapshot *s, const cJSON *pod, long gpus,
-      struct placement *p)
+place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
+      long gpus, const struct view *view, struct placement *p)
 {
     struct match m;
 
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
     placement_read(s, &m, gpus, p);
+    if (!p->pinned && view)
+        placement_from_view(
+            s, view, &m, gpus, req->namespace,
+            pod_label(req->object, LABEL_QUEUE_NAME), p);
     match_free(&m);
     return 0;
 }
 
-/* Pins the pod to the policy's type for this job when it pins none. */
+/*
+ * The pod's candidates: what it pins; else the type the policy gives the
+ * job's runtime or namespace (the admin's word); else the cluster view.
+ */
 static int
-pin_from_policy(const struct snapshot *s, const struct expansion *e,
-                const char *ns, cJSON *pod, long gpus, struct placement *p)
+place_job_pod(const struct snapshot *s, const struct admission *req,
+              const struct expansion *e, cJSON *pod, long gpus,
+              struct placement *p)
 {
     const char *type;
 
-    if (place(s, pod, gpus, p) < 0)
+    if (place(s, req, pod, gpus, NULL, p) < 0)
         return -1;
-    if (p->pinned || (type = snapshot_job_type(s, ns, e->job.runtime)) == NULL)
+    if (p->pinned)
         return 0;
+    if ((type = snapshot_job_type(s, req->namespace, e->job.runtime)) ==
+        NULL)
+        return place(s, req, pod, gpus, req->view, p);
     cJSON *sel = podbuild_object(podbuild_object(pod, "spec"), "nodeSelector");
     if (sel == NULL || !cJSON_AddStringToObject(sel, LABEL_INSTANCE_TYPE, type))
         return -1;
-    if (place(s, pod, gpus, p) < 0)
+    if (place(s, req, pod, gpus, NULL, p) < 0)
         return -1;
     p->evidence = EVIDENCE_POLICY;
     return 0;
 }
 
 static int
-judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
-          struct verdict_of_job *v)
+judge_job(const struct snapshot *s, const struct admission *req,
+          const struct expansion *e, struct verdict_of_job *v)
 {
     memset(v, 0, sizeof(*v));
     for (size_t i = 0; i < e->n_groups; i++) {
@@ -105,7 +132,7 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
             continue;
         v->any_gpu = true;
         v->skip = v->skip || (skip && strcmp(skip, "true") == 0);
-        if (pin_from_policy(s, e, ns, pod, w.gpus, &p) < 0)
+        if (place_job_pod(s, req, e, pod, w.gpus, &p) < 0)
             return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
@@ -118,6 +145,7 @@ judge_job(const struct snapshot *s, const struct expansion *e, const char *ns,
             v->worst = f;
             v->w = w;
             v->evidence = p.evidence;
+            keep_row(v, &p);
         } else {
             finding_free(&f);
         }
@@ -201,7 +229,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
         !cJSON_IsObject(req->object) || spec_unchanged(req))
         return 0;
     if (expand(req->object, NULL, &e) < 0 ||
-        judge_job(s, &e, req->namespace, &v) < 0)
+        judge_job(s, req, &e, &v) < 0)
         goto out;
     rc = 0;
     if (e.skipped || !v.any_gpu)

@@ -98,7 +98,12 @@ judge_unknown(const struct snapshot *s, const struct placement *p,
 {
     memset(f, 0, sizeof(*f));
     f->sev = s->unknown == UNKNOWN_DENY ? SEV_HARD : SEV_SOFT;
-    if (p->too_many)
+    if (p->unresolved)
+        strbuf_printf(next_part(f),
+                      "the %s this pod can land on include %s, which "
+                      "topogate cannot identify: no topology check, no patch",
+                      p->via, p->unresolved);
+    else if (p->too_many)
         strbuf_printf(next_part(f),
                       "the pod can land on more than %d kinds of node: no "
                       "topology check, no patch",

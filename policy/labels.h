@@ -30,6 +30,9 @@
 #define ANNOTATION_WHOLE_NODE "topogate.io/whole-node"
 #define ANNOTATION_REPACKED "topogate.io/repacked"
 
+/* Kueue's: the LocalQueue a job or pod is submitted to. */
+#define LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+
 /* The well-known node label of the instance type. */
 #define LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
 

@@ -128,12 +128,15 @@ target_agree(const struct instance_type *const *types, size_t n,
     t->name = first->name;
     t->gpus = first->count;
     t->efa = first->efa;
+    t->nic = type_nic_resource(first);
     t->shm = first->shm;
     t->shm_bytes = first->shm_bytes;
     for (size_t i = 1; i < n; i++) {
         if (types[i]->count != t->gpus)
             t->gpus = -1;
-        if (types[i]->efa != t->efa)
+        const char *nic = type_nic_resource(types[i]);
+        if (types[i]->efa != t->efa || (nic == NULL) != (t->nic == NULL) ||
+            (nic && strcmp(nic, t->nic) != 0))
             t->efa = -1;
         if (types[i]->shm_bytes < t->shm_bytes) {
             t->shm = types[i]->shm;
@@ -214,30 +217,35 @@ patch_efa(const cJSON *containers, const struct workload *w,
 {
     long want = efa_share(w, t);
     int main_i = main_gpu_container(containers);
+    const char *nic = t->nic;
     const cJSON *c;
     int i = 0;
 
-    if (want < 1 || main_i < 0)
+    if (t->efa < 0)
+        return decision_warn(d, "the types this pod can land on differ in "
+                                "RDMA NICs: none patched; pin one type");
+    if (want < 1 || main_i < 0 || nic == NULL)
         return 0;
     /* A container that names EFA, even as 0, is the user's choice. */
     cJSON_ArrayForEach(c, containers)
     {
         long have;
-        enum count_status st = pod_count(c, RESOURCE_EFA, &have);
+        enum count_status st = pod_count(c, nic, &have);
         if (st != COUNT_ABSENT) {
             if (st == COUNT_OK && have == want)
                 return 0;
             if (override && st == COUNT_OK)
-                return set_resource(d, c, i, RESOURCE_EFA, want);
+                return set_resource(d, c, i, nic, want);
             return decision_warn(d,
-                                 "container '%s' keeps " RESOURCE_EFA
-                                 ": %ld (topogate would set %ld on %s)",
-                                 json_string(c, "name"), have, want, t->name);
+                                 "container '%s' keeps %s: %ld (topogate "
+                                 "would set %ld on %s)",
+                                 json_string(c, "name"), nic, have, want,
+                                 t->name);
         }
         i++;
     }
     return set_resource(d, cJSON_GetArrayItem(containers, main_i), main_i,
-                        RESOURCE_EFA, want);
+                        nic, want);
 }
 
 int
@@ -302,7 +310,7 @@ patch_tolerations(const cJSON *spec, const struct match *m,
                   const struct target *t, struct decision *d)
 {
     const cJSON *have = json_get(spec, "tolerations");
-    const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? RESOURCE_EFA : NULL};
+    const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? t->nic : NULL};
     cJSON *adds = cJSON_CreateArray();
 
     if (adds == NULL)

@@ -22,7 +22,8 @@
 struct target {
     const char *name; /* the type, for messages */
     int gpus;         /* accelerators per node */
-    int efa;          /* EFA devices per node */
+    int efa;          /* RDMA NICs per node (EFA on AWS); -1: they differ */
+    const char *nic;  /* their resource, or NULL: none to patch */
     const char *shm;  /* the smallest /dev/shm size among the candidates */
     uint64_t shm_bytes;
     const struct env_var *env[TARGET_MAX_ENV]; /* same name and value */

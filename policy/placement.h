@@ -27,9 +27,23 @@ enum evidence {
     EVIDENCE_QUEUE,  /* the flavors of the pod's Kueue queue */
 };
 
+struct view;
+
+/* A kind of node seen as a table row, with its own counts (see below). */
+struct placement_row {
+    struct instance_type row;
+    size_t nodes; /* of this kind in the cluster */
+    char shm[24]; /* row.shm of a row made from a GPU product */
+};
+
 struct placement {
     const struct instance_type *types[PLACEMENT_MAX]; /* known candidates */
     size_t n_types;
+    /* Rows made from the cluster's nodes; types[] point here too. */
+    struct placement_row rows[PLACEMENT_MAX];
+    size_t n_rows;
+    size_t nodes;        /* the cluster's nodes behind the candidates */
+    const char *unresolved; /* a candidate kind of node we cannot read */
     bool too_many;       /* more than PLACEMENT_MAX: treat as unknown */
     const char *unknown; /* a candidate name not in the table, or NULL */
     bool pinned;         /* false: nothing constrains the instance type */
@@ -44,6 +58,37 @@ struct placement {
  */
 void placement_read(const struct snapshot *s, const struct match *m, long gpus,
                     struct placement *p);
+
+/*
+ * Where a pod that pins no type can land, from the cluster view v: the
+ * kinds of node whose labels and taints admit it (m, with the tolerations
+ * topogate adds) and that have gpus GPUs, narrowed to the flavors of the
+ * Kueue queue named queue (may be NULL) in namespace ns. Each candidate
+ * is its instance type's row with the node's own GPU and NIC counts, or
+ * a row made from its GPU product. Leaves p as it is when the view names
+ * no candidate (the nodes may not exist yet: a node group that scales
+ * from zero); rows borrow from s and v.
+ */
+void placement_from_view(const struct snapshot *s, const struct view *v,
+                         const struct match *m, long gpus, const char *ns,
+                         const char *queue, struct placement *p);
+
+/*
+ * What hardware a kind of node is, as decisions see it: its instance
+ * type's row with the node's own counts, else a row made from its GPU
+ * product, into *r. Returns the label it was known by, or NULL when it
+ * cannot be known (no such row or product; MIG or shared GPUs).
+ */
+struct node_kind;
+const char *placement_kind(const struct snapshot *s, const struct node_kind *k,
+                           struct placement_row *r);
+
+/*
+ * For a pod with several candidate kinds from the cluster: "it can land
+ * on A (2 nodes), B (1 node); pin one with nodeSelector ..." into buf.
+ * False (buf empty) when there is nothing to say.
+ */
+bool placement_candidates(const struct placement *p, char *buf, size_t len);
 
 /* Whether p's candidates are all known and few enough to decide on. */
 bool placement_known(const struct placement *p);

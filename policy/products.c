@@ -9,6 +9,7 @@
  */
 #include "products.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -109,8 +110,11 @@ parse_gpus(const char *text, int *min, int *max)
     char *end;
     long a, b;
 
+    /* Digits first: strtol alone would take " 8" and "+8". */
+    if (!isdigit((unsigned char)text[0]))
+        return -1;
     a = strtol(text, &end, 10);
-    if (end == text || a < 2 || a > PRODUCT_GPUS_MAX)
+    if (a < 2 || a > PRODUCT_GPUS_MAX)
         return -1;
     if (*end == '\0') {
         b = a;
@@ -118,8 +122,10 @@ parse_gpus(const char *text, int *min, int *max)
         b = PRODUCT_GPUS_MAX;
     } else if (*end == '-') {
         const char *from = end + 1;
+        if (!isdigit((unsigned char)from[0]))
+            return -1;
         b = strtol(from, &end, 10);
-        if (end == from || *end != '\0' || b <= a || b > PRODUCT_GPUS_MAX)
+        if (*end != '\0' || b <= a || b > PRODUCT_GPUS_MAX)
             return -1;
     } else {
         return -1;
@@ -177,8 +183,7 @@ read_labels(const struct ynode *n, struct gpu_product *p,
 }
 
 static int
-read_links(const struct ynode *n, struct gpu_product *p,
-           struct load_error *err)
+read_links(const struct ynode *n, struct gpu_product *p, struct load_error *err)
 {
     static const char *const keys[] = {"gpus", "interconnect", NULL};
     const char *what = "a links entry";
@@ -232,9 +237,8 @@ static int
 read_product(const struct ynode *n, struct gpu_product *p,
              const struct snapshot *s, struct load_error *err)
 {
-    static const char *const keys[] = {"name",       "accelerator", "memory",
-                                       "nvlinkGBps", "labels",      "links",
-                                       NULL};
+    static const char *const keys[] = {
+        "name", "accelerator", "memory", "nvlinkGBps", "labels", "links", NULL};
     const char *what = "a GPU product";
     const struct ynode *v;
     double bytes;
@@ -257,8 +261,9 @@ read_product(const struct ynode *n, struct gpu_product *p,
         if (read_string(v, "memory", &p->memory, err) < 0)
             return -1;
         if (quantity_parse(p->memory, &bytes) < 0 || bytes < 1) {
-            ynode_error(err, v, "memory must be a quantity such as 80Gi, "
-                                "not '%s'",
+            ynode_error(err, v,
+                        "memory must be a quantity such as 80Gi, "
+                        "not '%s'",
                         p->memory);
             return -1;
         }
@@ -289,8 +294,7 @@ read_product(const struct ynode *n, struct gpu_product *p,
 }
 
 int
-products_read(const struct ynode *n, struct snapshot *s,
-              struct load_error *err)
+products_read(const struct ynode *n, struct snapshot *s, struct load_error *err)
 {
     if (want_kind(n, YNODE_SEQ, "gpuProducts", err) < 0)
         return -1;
@@ -330,7 +334,7 @@ products_free(struct snapshot *s)
     s->n_products = 0;
 }
 
-/* --- lookups ------------------------------------------------------------------ */
+/* --- lookups ----------------------------------------------------------- */
 
 const struct gpu_product *
 snapshot_product(const struct snapshot *s, const char *label_value)
@@ -348,8 +352,7 @@ snapshot_product(const struct snapshot *s, const char *label_value)
 }
 
 bool
-product_link(const struct gpu_product *p, int gpu_count,
-             enum interconnect *out)
+product_link(const struct gpu_product *p, int gpu_count, enum interconnect *out)
 {
     if (gpu_count < 1)
         return false;

@@ -21,8 +21,8 @@ struct snapshot;
 
 /* One `links` entry: GPU counts from min to max share an interconnect. */
 struct product_link {
-    int min;  /* at least 2: one GPU is always single */
-    int max;  /* PRODUCT_GPUS_MAX for "min and up" */
+    int min;                /* at least 2: one GPU is always single */
+    int max;                /* PRODUCT_GPUS_MAX for "min and up" */
     enum interconnect link; /* LINK_UNKNOWN: the product does not say */
 };
 

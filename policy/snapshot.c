@@ -383,7 +383,8 @@ check_type(const struct ynode *n, const struct instance_type *t,
         return -1;
     }
     if ((t->nic_resource || t->nic_annotation) && t->efa == 0) {
-        ynode_error(err, n, "'%s' names how its NICs attach but has none (efa: 0)",
+        ynode_error(err, n,
+                    "'%s' names how its NICs attach but has none (efa: 0)",
                     t->name);
         return -1;
     }

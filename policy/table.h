@@ -27,7 +27,6 @@ enum interconnect {
 /* The NIC resource of a row that names none: AWS EFA. */
 #define TABLE_NIC_DEFAULT "vpc.amazonaws.com/efa"
 
-
 struct env_var {
     char *name;
     char *value;

@@ -1,11 +1,14 @@
 /*
- * deadline.c - a watchdog thread over the open connections' windows.
+ * deadline.c - a watchdog thread over the open connections' windows, and
+ * the slots they hold.
  *
  * The list lock is taken at accept and close (already costly events: a
  * TLS handshake) and four times a second by the watchdog; a request only
- * stores a timestamp. Closing takes the lock, and libmicrohttpd closes a
- * socket only after its close notification, so the watchdog never shuts
- * down a descriptor number that meanwhile belongs to someone else.
+ * stores a state and a timestamp. Closing takes the lock, and
+ * libmicrohttpd closes a socket only after its close notification, so the
+ * watchdog never shuts down a descriptor number that meanwhile belongs to
+ * someone else. Drops are counted and logged once per tick, not once per
+ * connection: a flood must not become a flood of log lines.
  */
 #include "webhook/deadline.h"
 
@@ -14,7 +17,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -23,21 +28,51 @@
 /* How often the watchdog looks: a slow client lives at most this longer. */
 #define DEADLINE_TICK_NS (250 * 1000 * 1000)
 
+/*
+ * A connection silent for less than this keeps its slot even when all
+ * are taken: a client that has just connected is about to send (Go's
+ * http.Transport dials only with a request in hand), and one that has
+ * just been answered may send the next at once.
+ */
+#define DEADLINE_EVICT_AFTER_NS (500 * 1000 * 1000)
+
+enum window { WINDOW_NEW, WINDOW_REQUEST, WINDOW_KEPT };
+
+/* A peer's address, without its port: what the per-address cap counts. */
+struct peer {
+    sa_family_t family; /* AF_INET, AF_INET6, or 0: unknown */
+    unsigned char addr[16];
+};
+
 struct deadline_conn {
     int fd;
-    atomic_uint_least64_t since;
-    bool dropped; /* under the lock */
+    struct peer peer;
+    atomic_int window;           /* enum window */
+    atomic_uint_least64_t since; /* the window's start */
+    uint64_t request_at;         /* the request line: its thread's own */
+    bool dropped;                /* under the lock */
     struct deadline_conn *prev;
     struct deadline_conn *next;
 };
 
+/* Why connections went, counted between two log lines. */
+enum drop { DROP_HEAD, DROP_REQUEST, DROP_EVICTED, DROP_REFUSED, DROP_N };
+
 struct deadline {
+    const char *name;
     uint64_t limit_ns;
+    uint64_t first_ns;
     unsigned int seconds;
+    unsigned int first_ms;
+    unsigned int capacity;
+    unsigned int per_peer;
+    unsigned int count; /* open connections, under the lock */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     bool stopping;
-    struct deadline_conn *head;
+    struct deadline_conn *head; /* newest first */
+    unsigned long drops[DROP_N];
+    char last_host[DROP_N][INET6_ADDRSTRLEN];
     pthread_t thread;
 };
 
@@ -51,24 +86,83 @@ deadline_now(void)
 }
 
 static void
-deadline_drop(struct deadline *d, struct deadline_conn *c)
+peer_of(struct peer *p, const struct sockaddr *sa)
 {
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    char host[INET6_ADDRSTRLEN] = "?";
-
-    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0) {
-        if (ss.ss_family == AF_INET)
-            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
-                      sizeof(host));
-        else if (ss.ss_family == AF_INET6)
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
-                      sizeof(host));
+    memset(p, 0, sizeof(*p));
+    if (sa != NULL && sa->sa_family == AF_INET) {
+        p->family = AF_INET;
+        memcpy(p->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa != NULL && sa->sa_family == AF_INET6) {
+        p->family = AF_INET6;
+        memcpy(p->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
     }
-    log_warnx("dropped connection from %s: no whole request in %u s", host,
-              d->seconds);
+}
+
+static bool
+peer_same(const struct peer *a, const struct peer *b)
+{
+    return a->family != 0 && a->family == b->family &&
+           memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static void
+peer_name(const struct peer *p, char *host, size_t size)
+{
+    snprintf(host, size, "?");
+    if (p->family != 0)
+        inet_ntop(p->family, p->addr, host, (socklen_t)size);
+}
+
+/* Under the lock. */
+static void
+deadline_drop(struct deadline *d, struct deadline_conn *c, enum drop why)
+{
+    d->drops[why]++;
+    peer_name(&c->peer, d->last_host[why], sizeof(d->last_host[why]));
     shutdown(c->fd, SHUT_RDWR);
     c->dropped = true;
+}
+
+/* Under the lock: one line per reason seen since the last tick. */
+static void
+deadline_report(struct deadline *d)
+{
+    for (int why = 0; why < DROP_N; why++) {
+        unsigned long n = d->drops[why];
+        const char *host = d->last_host[why];
+
+        if (n == 0)
+            continue;
+        d->drops[why] = 0;
+        switch (why) {
+        case DROP_HEAD:
+            log_warnx("%s: dropped %lu connection%s (last from %s): no "
+                      "handshake and request head in %u ms",
+                      d->name, n, n == 1 ? "" : "s", host, d->first_ms);
+            break;
+        case DROP_REQUEST:
+            if (n == 1)
+                log_warnx("dropped connection from %s: no whole request in "
+                          "%u s",
+                          host, d->seconds);
+            else
+                log_warnx("%s: dropped %lu connections (last from %s): no "
+                          "whole request in %u s",
+                          d->name, n, host, d->seconds);
+            break;
+        case DROP_EVICTED:
+            log_warnx("%s: slots full (%u in all, %u per address): closed "
+                      "%lu silent connection%s (last from %s) for new ones",
+                      d->name, d->capacity, d->per_peer, n, n == 1 ? "" : "s",
+                      host);
+            break;
+        default:
+            log_warnx("%s: slots full (%u in all, %u per address) of "
+                      "requests: refused %lu new connection%s (last from %s)",
+                      d->name, d->capacity, d->per_peer, n, n == 1 ? "" : "s",
+                      host);
+        }
+    }
 }
 
 static void *
@@ -86,17 +180,22 @@ deadline_run(void *arg)
         uint64_t now = deadline_now();
         for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
             uint64_t since = atomic_load(&c->since);
+            bool fresh = atomic_load(&c->window) == WINDOW_NEW;
+            uint64_t limit = fresh ? d->first_ns : d->limit_ns;
+
             /* since may be a moment after now: a window just restarted. */
-            if (!c->dropped && since < now && now - since > d->limit_ns)
-                deadline_drop(d, c);
+            if (!c->dropped && since < now && now - since > limit)
+                deadline_drop(d, c, fresh ? DROP_HEAD : DROP_REQUEST);
         }
+        deadline_report(d);
     }
     pthread_mutex_unlock(&d->lock);
     return NULL;
 }
 
 struct deadline *
-deadline_new(unsigned int seconds)
+deadline_new(const char *name, unsigned int seconds, unsigned int first_ms,
+             unsigned int capacity, unsigned int per_peer)
 {
     struct deadline *d;
     pthread_condattr_t attr;
@@ -104,8 +203,13 @@ deadline_new(unsigned int seconds)
     d = calloc(1, sizeof(*d));
     if (d == NULL)
         return NULL;
+    d->name = name;
     d->seconds = seconds;
     d->limit_ns = (uint64_t)seconds * 1000000000u;
+    d->first_ms = first_ms;
+    d->first_ns = (uint64_t)first_ms * 1000000u;
+    d->capacity = capacity > 0 ? capacity : 1;
+    d->per_peer = per_peer > 0 ? per_peer : d->capacity;
     pthread_mutex_init(&d->lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -131,26 +235,108 @@ deadline_free(struct deadline *d)
     pthread_cond_signal(&d->wake);
     pthread_mutex_unlock(&d->lock);
     pthread_join(d->thread, NULL);
+    pthread_mutex_lock(&d->lock);
+    deadline_report(d);
+    pthread_mutex_unlock(&d->lock);
     pthread_cond_destroy(&d->wake);
     pthread_mutex_destroy(&d->lock);
     free(d);
 }
 
+/*
+ * Under the lock, all slots taken: the connection to close for a new one.
+ * In order: the one silent longest of those that never sent a whole head
+ * and have been silent a moment; else of the kept ones between requests
+ * (the apiserver's are kept ones); else the oldest that never sent a
+ * whole head, however young (a flood faster than the slots turn over:
+ * the new connection is as likely to be a review as the old one). Never
+ * one in a request, nor one answered only a moment ago. NULL if none.
+ */
+static struct deadline_conn *
+deadline_victim(struct deadline *d, const struct peer *only, uint64_t now)
+{
+    struct deadline_conn *fresh = NULL, *kept = NULL, *young = NULL;
+    uint64_t fresh_since = now, kept_since = now, young_since = UINT64_MAX;
+
+    for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
+        uint64_t since = atomic_load(&c->since);
+        int w = atomic_load(&c->window);
+        bool silent = since <= now && now - since >= DEADLINE_EVICT_AFTER_NS;
+
+        if (c->dropped || (only != NULL && !peer_same(only, &c->peer)))
+            continue;
+        if (w == WINDOW_NEW && silent && since <= fresh_since) {
+            fresh = c;
+            fresh_since = since;
+        } else if (w == WINDOW_KEPT && silent && since <= kept_since) {
+            kept = c;
+            kept_since = since;
+        } else if (w == WINDOW_NEW && since <= young_since) {
+            young = c;
+            young_since = since;
+        }
+    }
+    return fresh != NULL ? fresh : kept != NULL ? kept : young;
+}
+
+/*
+ * Under the lock: makes room for c, or false when there is none. The
+ * connections already dropped are on their way out and not counted. One
+ * walk of the list: at accept only, and the list is what is open.
+ */
+static bool
+deadline_room(struct deadline *d, const struct deadline_conn *c, uint64_t now)
+{
+    unsigned int live = 0, same = 0;
+    struct deadline_conn *victim;
+
+    for (struct deadline_conn *o = d->head; o != NULL; o = o->next) {
+        live += !o->dropped;
+        same += !o->dropped && peer_same(&o->peer, &c->peer);
+    }
+    if (same >= d->per_peer)
+        victim = deadline_victim(d, &c->peer, now);
+    else if (live >= d->capacity)
+        victim = deadline_victim(d, NULL, now);
+    else
+        return true;
+    if (victim == NULL)
+        return false;
+    deadline_drop(d, victim, DROP_EVICTED);
+    return true;
+}
+
 struct deadline_conn *
-deadline_open(struct deadline *d, int fd)
+deadline_open(struct deadline *d, int fd, const struct sockaddr *peer,
+              bool *full)
 {
     struct deadline_conn *c;
+    uint64_t now = deadline_now();
 
+    *full = false;
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
     c->fd = fd;
-    atomic_init(&c->since, deadline_now());
+    peer_of(&c->peer, peer);
+    atomic_init(&c->window, WINDOW_NEW);
+    atomic_init(&c->since, now);
+    c->request_at = now;
     pthread_mutex_lock(&d->lock);
+    if (!deadline_room(d, c, now)) {
+        d->drops[DROP_REFUSED]++;
+        peer_name(&c->peer, d->last_host[DROP_REFUSED],
+                  sizeof(d->last_host[DROP_REFUSED]));
+        pthread_mutex_unlock(&d->lock);
+        free(c);
+        *full = true;
+        return NULL;
+    }
     c->next = d->head;
     if (d->head != NULL)
         d->head->prev = c;
     d->head = c;
+    d->count++;
     pthread_mutex_unlock(&d->lock);
     return c;
 }
@@ -167,18 +353,40 @@ deadline_close(struct deadline *d, struct deadline_conn *c)
         d->head = c->next;
     if (c->next != NULL)
         c->next->prev = c->prev;
+    d->count--;
     pthread_mutex_unlock(&d->lock);
     free(c);
 }
 
 void
-deadline_restart(struct deadline_conn *c)
+deadline_request_line(struct deadline_conn *c)
+{
+    c->request_at = deadline_now();
+    /* A new connection stays in its short window until the head is in. */
+    if (atomic_load(&c->window) == WINDOW_KEPT) {
+        atomic_store(&c->since, c->request_at);
+        atomic_store(&c->window, WINDOW_REQUEST);
+    }
+}
+
+void
+deadline_request_head(struct deadline_conn *c)
+{
+    if (atomic_load(&c->window) == WINDOW_NEW) {
+        atomic_store(&c->since, c->request_at);
+        atomic_store(&c->window, WINDOW_REQUEST);
+    }
+}
+
+void
+deadline_answered(struct deadline_conn *c)
 {
     atomic_store(&c->since, deadline_now());
+    atomic_store(&c->window, WINDOW_KEPT);
 }
 
 uint64_t
 deadline_since(const struct deadline_conn *c)
 {
-    return atomic_load(&c->since);
+    return c->request_at;
 }

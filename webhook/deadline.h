@@ -1,12 +1,27 @@
 /*
- * deadline.h - drops a connection whose request does not arrive in time.
+ * deadline.h - connection slots and the deadlines of what is sent on them.
  *
  * libmicrohttpd's connection timeout counts idle time only: a client that
- * sends one byte a second keeps a connection (and its memory) forever. A
+ * sends one byte a second keeps a connection (and its memory) forever,
+ * and one that never starts TLS keeps its slot for the whole timeout. A
  * watchdog thread here shuts down the socket of any connection whose
- * current window (from accept, from a request line, or from the last
- * answer) is older than the limit; libmicrohttpd then sees the end of the
- * stream and closes it as usual.
+ * current window is older than its limit; libmicrohttpd then sees the end
+ * of the stream and closes it as usual. The windows:
+ *
+ *   new      from accept until the first request's headers are in: the
+ *            handshake and the head, a short limit (first_ms)
+ *   request  from the request line until the answer: the whole request
+ *   kept     from an answer until the next request line, on a
+ *            keep-alive connection (libmicrohttpd's idle timeout ends it
+ *            first)
+ *
+ * When every slot is taken (capacity), or every slot one address may
+ * hold (per_peer), a new connection takes the slot of the one silent
+ * longest (of that address): first one that never sent a whole head,
+ * else a kept one between requests, each if silent a moment; else the
+ * oldest that never sent a head. One in the middle of a request is never
+ * taken. So a client that floods idle or half-open connections cannot
+ * keep a review out.
  *
  * struct deadline owns its thread and the records of open connections;
  * each record lives from deadline_open() to deadline_close().
@@ -14,29 +29,50 @@
 #ifndef TOPOGATE_DEADLINE_H
 #define TOPOGATE_DEADLINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct deadline;
 struct deadline_conn;
 
-/* Starts the watchdog. NULL when out of memory or out of threads. */
-struct deadline *deadline_new(unsigned int seconds);
+/*
+ * Starts the watchdog: seconds for a request (and a kept window), first_ms
+ * for a new connection's handshake and head, capacity slots (per_peer of
+ * them from one address) before a new connection takes an old one's.
+ * name (static) goes into the log lines. NULL when out of memory or out
+ * of threads.
+ */
+struct deadline *deadline_new(const char *name, unsigned int seconds,
+                              unsigned int first_ms, unsigned int capacity,
+                              unsigned int per_peer);
 
 /* Stops the watchdog; every connection must have been closed. */
 void deadline_free(struct deadline *d);
 
 /*
- * Watches socket fd from now on. NULL when out of memory. fd must stay
- * open until deadline_close() has returned: the watchdog may shut it
- * down until then, and must never reach a number reused by another.
+ * Watches socket fd, from peer (its address; NULL if unknown), from now
+ * on, in its new window. NULL when out of memory, or (with *full set)
+ * when every slot it could take holds a request or a connection only just
+ * opened: the caller refuses the connection. fd must stay open until
+ * deadline_close() has returned: the watchdog may shut it down until
+ * then, and must never reach a number reused by another.
  */
-struct deadline_conn *deadline_open(struct deadline *d, int fd);
+struct deadline_conn *deadline_open(struct deadline *d, int fd,
+                                    const struct sockaddr *peer, bool *full);
 void deadline_close(struct deadline *d, struct deadline_conn *c);
 
-/* Starts a new window now. Only the connection's own thread calls it. */
-void deadline_restart(struct deadline_conn *c);
+/*
+ * Only the connection's own thread calls these. The request line is in:
+ * the review's clock starts (on a kept connection, a request window too).
+ */
+void deadline_request_line(struct deadline_conn *c);
+/* The head is in: the request window runs from the request line. */
+void deadline_request_head(struct deadline_conn *c);
+/* The answer went: a kept window starts now. */
+void deadline_answered(struct deadline_conn *c);
 
-/* When the current window started: CLOCK_MONOTONIC nanoseconds. */
+/* When the current request line came: CLOCK_MONOTONIC nanoseconds. */
 uint64_t deadline_since(const struct deadline_conn *c);
 
 /* CLOCK_MONOTONIC in nanoseconds. */

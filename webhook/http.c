@@ -4,7 +4,9 @@
 #include "webhook/http.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -80,10 +82,49 @@ http_listen_port(const struct sockaddr *addr)
     return ntohs(((const struct sockaddr_in *)addr)->sin_port);
 }
 
+/*
+ * libmicrohttpd logs a line for each connection that fails its handshake:
+ * a flood of half-open connections would be a flood of lines, and of
+ * writes on the request threads. At most HTTP_LOG_BURST a second; the
+ * rest are counted and the count is logged with the next line let out.
+ */
+#define HTTP_LOG_BURST 10
+
+static pthread_mutex_t http_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t http_log_second;
+static unsigned int http_log_lines;
+static unsigned long http_log_dropped;
+
+/* Whether a line may go out now; *dropped: how many were held back. */
+static bool
+http_log_let(unsigned long *dropped)
+{
+    struct timespec ts;
+    bool let;
+
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    pthread_mutex_lock(&http_log_lock);
+    if (ts.tv_sec != http_log_second) {
+        http_log_second = ts.tv_sec;
+        http_log_lines = 0;
+    }
+    let = http_log_lines < HTTP_LOG_BURST;
+    if (let) {
+        http_log_lines++;
+        *dropped = http_log_dropped;
+        http_log_dropped = 0;
+    } else {
+        http_log_dropped++;
+    }
+    pthread_mutex_unlock(&http_log_lock);
+    return let;
+}
+
 void
 http_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512];
+    unsigned long dropped = 0;
 
     (void)cls;
     vsnprintf(line, sizeof(line), fmt, ap);
@@ -92,6 +133,11 @@ http_log(void *cls, const char *fmt, va_list ap)
     line[strcspn(line, "\n")] = '\0';
     if (http_capture != NULL)
         snprintf(http_capture, http_capture_len, "%s", line);
+    else if (!http_log_let(&dropped))
+        return;
+    else if (dropped > 0)
+        log_warnx("libmicrohttpd: %s (and %lu lines held back before it)",
+                  line, dropped);
     else
         log_warnx("libmicrohttpd: %s", line);
 }

@@ -36,12 +36,13 @@
 
 #include <curl/curl.h>
 
+#include "policy/strbuf.h"
 #include "webhook/file.h"
+#include "webhook/kubeconfig.h"
+#include "webhook/kubeframe.h"
+#include "webhook/kubereq.h"
 #include "webhook/log.h"
 
-#define KUBE_CONNECT_TIMEOUT_S 10
-/* One list page or discovery document, whole. */
-#define KUBE_REQUEST_TIMEOUT_S 60
 /*
  * The apiserver sends a bookmark about once a minute on a quiet watch;
  * 90 s without a byte means a bookmark is at least 30 s late, or the
@@ -77,19 +78,6 @@ enum kube_next {
     KUBE_ABSENT,       /* optional and not served: empty, look later */
 };
 
-struct kube_buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
-
-/* Where the incremental splitter of a watch stream is within an event. */
-struct kube_scan {
-    int depth;
-    bool in_str;
-    bool esc;
-};
-
 struct kube_res {
     struct kube_watch *w;
     const struct kube_resource *r;
@@ -102,17 +90,17 @@ struct kube_res {
     CURL *easy;          /* the request in flight, or NULL */
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
-    struct kube_buf body; /* list/discovery body; watch: current event */
-    struct kube_scan scan;
+    struct strbuf body;       /* a list, discovery or error body */
+    struct kubeframe frame;   /* a watch's events */
     const char *abort_reason; /* set where we abort a transfer */
     enum kube_next abort_next;
     char abort_detail[160];
-    bool status_ok;       /* the response is a 200 */
-    unsigned events;      /* in this watch */
-    uint64_t started_ms;  /* of the request in flight */
-    uint64_t next_ms;     /* when to start the next request */
-    uint64_t backoff_ms;  /* the next back-off, before jitter */
-    uint64_t failed_ms;   /* of the last back-off, 0: never */
+    bool status_ok;      /* the response is a 200 */
+    unsigned events;     /* in this watch */
+    uint64_t started_ms; /* of the request in flight */
+    uint64_t next_ms;    /* when to start the next request */
+    uint64_t backoff_ms; /* the next back-off, before jitter */
+    uint64_t failed_ms;  /* of the last back-off, 0: never */
     bool synced;
     const char *state_why; /* last state(false) reason, or NULL */
     bool absent;           /* said "empty" for a resource not served */
@@ -128,7 +116,7 @@ struct kube_watch {
     CURLM *multi;
     pthread_t thread;
     atomic_bool stop;
-    const struct kube_sink *sink;
+    struct kube_sink sink; /* a copy: callers build it on the stack */
     struct kube_res *res;
     size_t n;
     uint64_t rnd;
@@ -156,38 +144,21 @@ kube_random(struct kube_watch *w)
     return w->rnd * 2685821657736338717ull;
 }
 
+/* Appends to a response body, up to max bytes in all. */
 static int
-kube_buf_add(struct kube_buf *b, const char *p, size_t n, size_t max)
+kube_body_add(struct kube_res *s, const char *p, size_t n, size_t max)
 {
-    if (b->len + n + 1 > max)
+    if (s->body.len + n > max)
         return -1;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *q;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        if ((q = realloc(b->p, cap)) == NULL)
-            return -1;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
+    strbuf_add(&s->body, p, n);
+    return s->body.failed ? -1 : 0;
 }
 
-static void
-kube_buf_reset(struct kube_buf *b)
+/* A response body as cJSON parses it: never NULL. */
+static cJSON *
+kube_body_parse(struct kube_res *s)
 {
-    b->len = 0;
-    /* A big event or page should not pin its memory for good. */
-    if (b->cap > (1u << 20)) {
-        free(b->p);
-        b->p = NULL;
-        b->cap = 0;
-    }
+    return cJSON_ParseWithLength(s->body.buf ? s->body.buf : "", s->body.len);
 }
 
 static void
@@ -207,7 +178,8 @@ kube_token_refresh(struct kube_watch *w, uint64_t now)
     size_t len;
 
     if (w->cfg.token_file == NULL ||
-        (w->token_read_ms != 0 && now - w->token_read_ms < KUBE_TOKEN_REREAD_MS))
+        (w->token_read_ms != 0 &&
+         now - w->token_read_ms < KUBE_TOKEN_REREAD_MS))
         return;
     w->token_read_ms = now;
     if ((t = file_read(w->cfg.token_file, KUBE_TOKEN_MAX, &len)) == NULL) {
@@ -227,8 +199,8 @@ kube_token_refresh(struct kube_watch *w, uint64_t now)
 
 /* --- transitions -------------------------------------------------------- */
 
-static void
-kube_log_once(struct kube_res *s, const char *reason, const char *fmt, ...)
+static void kube_log_once(struct kube_res *s, const char *reason,
+                          const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -249,7 +221,7 @@ kube_log_once(struct kube_res *s, const char *reason, const char *fmt, ...)
 static void
 kube_restart(struct kube_res *s, const char *reason)
 {
-    const struct kube_sink *k = s->w->sink;
+    const struct kube_sink *k = &s->w->sink;
 
     if (k->restart != NULL)
         k->restart(k->ctx, s->r, reason);
@@ -258,7 +230,7 @@ kube_restart(struct kube_res *s, const char *reason)
 static void
 kube_state(struct kube_res *s, bool synced, const char *why)
 {
-    const struct kube_sink *k = s->w->sink;
+    const struct kube_sink *k = &s->w->sink;
 
     if (s->synced == synced &&
         (synced || (s->state_why != NULL && strcmp(s->state_why, why) == 0)))
@@ -301,9 +273,9 @@ kube_backoff(struct kube_res *s, uint64_t now, const char *reason)
 static void
 kube_absent(struct kube_res *s, uint64_t now, const char *reason)
 {
-    const struct kube_sink *k = s->w->sink;
-    const char *why = strcmp(reason, "forbidden") == 0 ? "forbidden"
-                                                       : "not served";
+    const struct kube_sink *k = &s->w->sink;
+    const char *why =
+        strcmp(reason, "forbidden") == 0 ? "forbidden" : "not served";
 
     kube_list_reset(s);
     free(s->rv);
@@ -332,9 +304,10 @@ kube_fail(struct kube_res *s, uint64_t now, const char *reason,
         log_debug("kube: %s: watch ended after %u events, watching again",
                   s->r->name, s->events);
     else if (next == KUBE_ABSENT)
-        kube_log_once(s, reason, "%s (%s): empty until it is, looking again "
-                                 "every %u s", reason, detail,
-                      (unsigned)(s->w->rediscover_ms / 1000));
+        kube_log_once(s, reason,
+                      "%s (%s): empty until it is, looking again "
+                      "every %u s",
+                      reason, detail, (unsigned)(s->w->rediscover_ms / 1000));
     else
         kube_log_once(s, reason, "%s (%s)%s", reason, detail,
                       next == KUBE_RELIST_NOW || next == KUBE_BACKOFF_LIST
@@ -373,72 +346,21 @@ static char *
 kube_url(struct kube_res *s)
 {
     struct kube_watch *w = s->w;
-    const struct kube_resource *r = s->r;
-    char *url = NULL, *esc = NULL, *q = NULL;
-    int rc = -1;
+    struct kubereq_target t = {w->cfg.server, s->r->group, s->version,
+                               s->r->plural};
+    unsigned timeout =
+        KUBE_WATCH_MIN_S +
+        (unsigned)(kube_random(w) % (KUBE_WATCH_MAX_S - KUBE_WATCH_MIN_S + 1));
 
-    if (s->phase == KUBE_DISCOVER)
-        rc = asprintf(&url, "%s/apis/%s", w->cfg.server, r->group);
-    else if (s->phase == KUBE_LIST && s->cont != NULL) {
-        /* The token carries the list's resourceVersion; sending one too
-         * is a 400 from the apiserver. */
-        if ((esc = curl_easy_escape(NULL, s->cont, 0)) != NULL)
-            rc = asprintf(&q, "limit=%d&continue=%s", KUBE_LIST_LIMIT, esc);
-    } else if (s->phase == KUBE_LIST) {
-        rc = asprintf(&q, "limit=%d%s", KUBE_LIST_LIMIT,
-                      s->rv_unset ? "" : "&resourceVersion=0");
-    } else if ((esc = curl_easy_escape(NULL, s->rv, 0)) != NULL) {
-        unsigned t = KUBE_WATCH_MIN_S +
-                     (unsigned)(kube_random(w) %
-                                (KUBE_WATCH_MAX_S - KUBE_WATCH_MIN_S + 1));
-
-        rc = asprintf(&q,
-                      "watch=1&resourceVersion=%s&allowWatchBookmarks=true"
-                      "&timeoutSeconds=%u",
-                      esc, t);
+    switch (s->phase) {
+    case KUBE_DISCOVER:
+        return kubereq_discovery_url(w->cfg.server, s->r->group);
+    case KUBE_LIST:
+        return kubereq_list_url(&t, KUBE_LIST_LIMIT, s->cont, s->rv_unset);
+    case KUBE_WATCH:
+        break;
     }
-    if (rc >= 0 && q != NULL && *r->group != '\0')
-        rc = asprintf(&url, "%s/apis/%s/%s/%s?%s", w->cfg.server, r->group,
-                      s->version, r->plural, q);
-    else if (rc >= 0 && q != NULL)
-        rc = asprintf(&url, "%s/api/%s/%s?%s", w->cfg.server, s->version,
-                      r->plural, q);
-    curl_free(esc);
-    free(q);
-    return rc >= 0 ? url : NULL;
-}
-
-static int
-kube_headers(struct kube_res *s)
-{
-    struct kube_watch *w = s->w;
-    const char *tok = w->token != NULL ? w->token : w->cfg.token;
-    struct curl_slist *h = NULL, *t;
-    char *auth = NULL;
-
-    h = curl_slist_append(NULL, "Accept: application/json");
-    if (h == NULL)
-        return -1;
-    if ((t = curl_slist_append(h, "User-Agent: topogate/" TOPOGATE_VERSION)) ==
-        NULL)
-        goto fail;
-    h = t;
-    if (tok != NULL && *tok != '\0') {
-        if (asprintf(&auth, "Authorization: Bearer %s", tok) < 0) {
-            auth = NULL;
-            goto fail;
-        }
-        t = curl_slist_append(h, auth);
-        file_free_secret(auth, strlen(auth));
-        if (t == NULL)
-            goto fail;
-        h = t;
-    }
-    s->hdrs = h;
-    return 0;
-fail:
-    curl_slist_free_all(h);
-    return -1;
+    return kubereq_watch_url(&t, s->rv, timeout);
 }
 
 /* Starts the request the phase calls for. -1 when out of memory. */
@@ -446,54 +368,40 @@ static int
 kube_start(struct kube_res *s, uint64_t now)
 {
     struct kube_watch *w = s->w;
-    bool watch = s->phase == KUBE_WATCH;
+    struct kubereq_opts o = {
+        .ca_file = w->cfg.ca_file,
+        .cert_file = w->cfg.cert_file,
+        .key_file = w->cfg.key_file,
+        .watch = s->phase == KUBE_WATCH,
+        .stall_s = w->stall_s,
+        /* The server ends a watch at timeoutSeconds; this is the guard
+         * for one that streams bookmarks past it. */
+        .max_s = KUBE_WATCH_MAX_S + 60,
+    };
     char *url = NULL;
     CURL *e = NULL;
     int rc = -1;
 
     kube_token_refresh(w, now);
-    if ((url = kube_url(s)) == NULL || kube_headers(s) != 0 ||
-        (e = curl_easy_init()) == NULL)
+    o.token = w->token != NULL ? w->token : w->cfg.token;
+    if ((o.url = url = kube_url(s)) == NULL ||
+        (e = kubereq_new(&o, &s->hdrs)) == NULL)
         goto out;
-    curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, s);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (w->cfg.ca_file != NULL)
-        curl_easy_setopt(e, CURLOPT_CAINFO, w->cfg.ca_file);
-    if (w->cfg.cert_file != NULL) {
-        curl_easy_setopt(e, CURLOPT_SSLCERT, w->cfg.cert_file);
-        curl_easy_setopt(e, CURLOPT_SSLKEY, w->cfg.key_file);
-    }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)KUBE_CONNECT_TIMEOUT_S);
-    if (watch) {
-        /* The server ends the watch at timeoutSeconds; this is the guard
-         * for one that streams bookmarks past it. */
-        curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)KUBE_WATCH_MAX_S + 60);
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, w->stall_s);
-        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+    if (o.watch) {
         curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, kube_header);
         curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
-    } else {
-        curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)KUBE_REQUEST_TIMEOUT_S);
-        /* Lists of a few thousand nodes shrink a lot with gzip. */
-        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
     }
     s->errbuf[0] = '\0';
     s->abort_reason = NULL;
     s->status_ok = false;
     s->events = 0;
     s->started_ms = now;
-    memset(&s->scan, 0, sizeof(s->scan));
-    kube_buf_reset(&s->body);
+    kubeframe_reset(&s->frame);
+    strbuf_free(&s->body);
     if (curl_multi_add_handle(w->multi, e) != CURLM_OK)
         goto out;
     s->easy = e;
@@ -536,7 +444,7 @@ kube_rv_of(const cJSON *obj)
 static int
 kube_event(struct kube_res *s, const char *p, size_t n)
 {
-    const struct kube_sink *k = s->w->sink;
+    const struct kube_sink *k = &s->w->sink;
     cJSON *ev = cJSON_ParseWithLength(p, n);
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
@@ -557,10 +465,10 @@ kube_event(struct kube_res *s, const char *p, size_t n)
         const cJSON *why = cJSON_GetObjectItemCaseSensitive(obj, "reason");
         const cJSON *msg = cJSON_GetObjectItemCaseSensitive(obj, "message");
         char detail[160];
-        bool gone = (cJSON_IsNumber(code) && code->valueint == 410) ||
-                    (cJSON_IsString(why) &&
-                     (strcmp(why->valuestring, "Expired") == 0 ||
-                      strcmp(why->valuestring, "Gone") == 0));
+        bool gone =
+            (cJSON_IsNumber(code) && code->valueint == 410) ||
+            (cJSON_IsString(why) && (strcmp(why->valuestring, "Expired") == 0 ||
+                                     strcmp(why->valuestring, "Gone") == 0));
 
         snprintf(detail, sizeof(detail), "ERROR event %d: %.100s",
                  cJSON_IsNumber(code) ? code->valueint : 0,
@@ -594,64 +502,30 @@ out:
     return rc;
 }
 
-/*
- * Splits the stream into JSON objects by counting braces outside
- * strings: an event may arrive in pieces or several to a chunk, and the
- * newline between events is not needed to find its end.
- */
+static int
+kube_event_cb(void *ctx, const char *obj, size_t len)
+{
+    return kube_event(ctx, obj, len);
+}
+
 static int
 kube_stream(struct kube_res *s, const char *p, size_t n)
 {
-    struct kube_scan *sc = &s->scan;
-    size_t from = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        char ch = p[i];
-
-        if (sc->depth == 0) {
-            if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
-                from = i + 1;
-                continue;
-            }
-            if (ch != '{') {
-                kube_abort(s, "bad_json", KUBE_BACKOFF_LIST,
-                           "a watch stream that is not JSON objects");
-                return -1;
-            }
-        }
-        if (sc->in_str) {
-            if (sc->esc)
-                sc->esc = false;
-            else if (ch == '\\')
-                sc->esc = true;
-            else if (ch == '"')
-                sc->in_str = false;
-            continue;
-        }
-        if (ch == '"')
-            sc->in_str = true;
-        else if (ch == '{' || ch == '[')
-            sc->depth++;
-        else if ((ch == '}' || ch == ']') && --sc->depth == 0) {
-            if (kube_buf_add(&s->body, p + from, i + 1 - from,
-                             KUBE_EVENT_MAX) != 0) {
-                kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
-                           "a watch event over 8 MiB");
-                return -1;
-            }
-            if (kube_event(s, s->body.p, s->body.len) != 0)
-                return -1;
-            s->body.len = 0;
-            from = i + 1;
-        }
-    }
-    if (sc->depth > 0 && from < n &&
-        kube_buf_add(&s->body, p + from, n - from, KUBE_EVENT_MAX) != 0) {
+    switch (kubeframe_feed(&s->frame, p, n, kube_event_cb, s)) {
+    case KUBEFRAME_OK:
+        return 0;
+    case KUBEFRAME_TOO_LARGE:
         kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
                    "a watch event over 8 MiB");
         return -1;
+    case KUBEFRAME_NOT_JSON:
+        kube_abort(s, "bad_json", KUBE_BACKOFF_LIST,
+                   "a watch stream that is not JSON objects");
+        return -1;
+    case KUBEFRAME_STOPPED:
+        break;
     }
-    return 0;
+    return -1; /* kube_event() said why */
 }
 
 static size_t
@@ -665,8 +539,8 @@ kube_write(char *p, size_t size, size_t n, void *arg)
     s->status_ok = code == 200;
     if (s->phase == KUBE_WATCH && s->status_ok)
         return kube_stream(s, p, len) == 0 ? len : 0;
-    if (kube_buf_add(&s->body, p, len,
-                     s->status_ok ? KUBE_PAGE_MAX : KUBE_STATUS_MAX) != 0) {
+    if (kube_body_add(s, p, len,
+                      s->status_ok ? KUBE_PAGE_MAX : KUBE_STATUS_MAX) != 0) {
         if (!s->status_ok)
             return len; /* an error's body: its start is enough */
         kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
@@ -694,8 +568,8 @@ kube_header(char *p, size_t size, size_t n, void *arg)
     if (code != 200)
         return len;
     if (s->logged != NULL)
-        log_info("kube: %s: watching again from resourceVersion %s",
-                 s->r->name, s->rv);
+        log_info("kube: %s: watching again from resourceVersion %s", s->r->name,
+                 s->rv);
     s->logged = NULL;
     kube_state(s, true, NULL);
     return len;
@@ -707,7 +581,7 @@ kube_header(char *p, size_t size, size_t n, void *arg)
 static void
 kube_status_message(struct kube_res *s, long code, char *out, size_t len)
 {
-    cJSON *st = cJSON_ParseWithLength(s->body.p ? s->body.p : "", s->body.len);
+    cJSON *st = kube_body_parse(s);
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(st, "message");
 
     snprintf(out, len, "HTTP %ld%s%.100s", code,
@@ -720,7 +594,7 @@ kube_status_message(struct kube_res *s, long code, char *out, size_t len)
 static void
 kube_discovered(struct kube_res *s, uint64_t now)
 {
-    cJSON *g = cJSON_ParseWithLength(s->body.p ? s->body.p : "", s->body.len);
+    cJSON *g = kube_body_parse(s);
     const cJSON *vs = cJSON_GetObjectItemCaseSensitive(g, "versions");
     const cJSON *v;
 
@@ -733,8 +607,7 @@ kube_discovered(struct kube_res *s, uint64_t now)
          want++) {
         cJSON_ArrayForEach(v, vs)
         {
-            const cJSON *name =
-                cJSON_GetObjectItemCaseSensitive(v, "version");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "version");
 
             if (cJSON_IsString(name) && strcmp(name->valuestring, *want) == 0)
                 s->version = *want;
@@ -745,8 +618,7 @@ kube_discovered(struct kube_res *s, uint64_t now)
                   "none of our versions is served");
         goto out;
     }
-    log_info("kube: %s: served as %s/%s", s->r->name, s->r->group,
-             s->version);
+    log_info("kube: %s: served as %s/%s", s->r->name, s->r->group, s->version);
     s->phase = KUBE_LIST;
     s->next_ms = now;
 out:
@@ -757,14 +629,14 @@ out:
 static void
 kube_listed(struct kube_res *s, uint64_t now)
 {
-    const struct kube_sink *k = s->w->sink;
-    cJSON *l = cJSON_ParseWithLength(s->body.p ? s->body.p : "", s->body.len);
+    const struct kube_sink *k = &s->w->sink;
+    cJSON *l = kube_body_parse(s);
     cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(l, "items");
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(l, "metadata");
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(md, "resourceVersion");
     const cJSON *cont = cJSON_GetObjectItemCaseSensitive(md, "continue");
 
-    kube_buf_reset(&s->body);
+    strbuf_free(&s->body);
     if (cJSON_IsNull(items)) {
         /* Go encodes an empty slice of some lists as null. */
         cJSON_Delete(items);
@@ -811,9 +683,13 @@ out:
     cJSON_Delete(l);
 }
 
-/* What an HTTP status other than 200 leads to. */
+/*
+ * What an HTTP status other than 200 leads to. retry_after: the
+ * Retry-After of a 429 or 5xx in seconds, or 0.
+ */
 static void
-kube_http_error(struct kube_res *s, uint64_t now, long code)
+kube_http_error(struct kube_res *s, uint64_t now, long code,
+                uint64_t retry_after)
 {
     bool optional = s->r->optional;
     char detail[160];
@@ -837,10 +713,14 @@ kube_http_error(struct kube_res *s, uint64_t now, long code)
         s->rv_unset = true;
         kube_fail(s, now, "expired",
                   again ? KUBE_BACKOFF_LIST : KUBE_RELIST_NOW, detail);
-    } else if (code == 429) {
-        kube_fail(s, now, "http_429", KUBE_BACKOFF, detail);
-    } else if (code >= 500) {
-        kube_fail(s, now, "http_5xx", KUBE_BACKOFF, detail);
+    } else if (code == 429 || code >= 500) {
+        kube_fail(s, now, code == 429 ? "http_429" : "http_5xx", KUBE_BACKOFF,
+                  detail);
+        /* The server's word on when, within our longest back-off. */
+        if (retry_after > KUBE_BACKOFF_MAX_MS / 1000)
+            retry_after = KUBE_BACKOFF_MAX_MS / 1000;
+        if (now + retry_after * 1000 > s->next_ms)
+            s->next_ms = now + retry_after * 1000;
     } else if (code >= 400) {
         kube_fail(s, now, "http_4xx", KUBE_BACKOFF, detail);
     } else {
@@ -872,10 +752,12 @@ static void
 kube_done(struct kube_res *s, CURLcode rc, uint64_t now)
 {
     struct kube_watch *w = s->w;
+    curl_off_t retry_after = 0;
     long code = 0;
     char detail[CURL_ERROR_SIZE + 32];
 
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(s->easy, CURLINFO_RETRY_AFTER, &retry_after);
     curl_multi_remove_handle(w->multi, s->easy);
     curl_easy_cleanup(s->easy);
     s->easy = NULL;
@@ -888,12 +770,13 @@ kube_done(struct kube_res *s, CURLcode rc, uint64_t now)
                  s->errbuf[0] ? s->errbuf : curl_easy_strerror(rc));
         kube_fail(s, now, kube_curl_reason(s, rc), KUBE_BACKOFF, detail);
     } else if (code != 200) {
-        kube_http_error(s, now, code);
+        kube_http_error(s, now, code,
+                        retry_after > 0 ? (uint64_t)retry_after : 0);
     } else if (s->phase == KUBE_DISCOVER) {
         kube_discovered(s, now);
     } else if (s->phase == KUBE_LIST) {
         kube_listed(s, now);
-    } else if (s->scan.depth != 0) {
+    } else if (kubeframe_partial(&s->frame)) {
         kube_fail(s, now, "dropped", KUBE_BACKOFF, "a watch ended mid-event");
     } else if (s->events == 0 && now - s->started_ms < 1000) {
         /* A server that ends every watch at once would have us spin. */
@@ -901,7 +784,8 @@ kube_done(struct kube_res *s, CURLcode rc, uint64_t now)
     } else {
         kube_fail(s, now, "watch_end", KUBE_REWATCH_NOW, "timeoutSeconds");
     }
-    kube_buf_reset(&s->body);
+    strbuf_free(&s->body);
+    kubeframe_reset(&s->frame);
 }
 
 /* --- the thread --------------------------------------------------------- */
@@ -910,7 +794,7 @@ static void *
 kube_thread(void *arg)
 {
     struct kube_watch *w = arg;
-    const struct kube_sink *k = w->sink;
+    const struct kube_sink *k = &w->sink;
     uint64_t next_tick = kube_now_ms();
 
     while (!atomic_load(&w->stop)) {
@@ -921,8 +805,7 @@ kube_thread(void *arg)
         for (size_t i = 0; i < w->n; i++) {
             struct kube_res *s = &w->res[i];
 
-            if (s->easy == NULL && now >= s->next_ms &&
-                kube_start(s, now) != 0)
+            if (s->easy == NULL && now >= s->next_ms && kube_start(s, now) != 0)
                 kube_fail(s, now, "dropped", KUBE_BACKOFF, "out of memory");
         }
         curl_multi_perform(w->multi, &running);
@@ -946,7 +829,7 @@ kube_thread(void *arg)
             struct kube_res *s = &w->res[i];
 
             if (s->easy == NULL)
-                wait = s->next_ms <= now ? 0
+                wait = s->next_ms <= now         ? 0
                        : s->next_ms - now < wait ? s->next_ms - now
                                                  : wait;
         }
@@ -958,62 +841,16 @@ kube_thread(void *arg)
 
 /* --- start and stop ----------------------------------------------------- */
 
-/* GnuTLS in libcurl takes no PEM from memory: write kubeconfig data out. */
-static int
-kube_write_pem(struct kube_watch *w, const char *name, const char *pem,
-               char **path, char *err, size_t err_len)
-{
-    size_t len = strlen(pem);
-    ssize_t wr;
-    int fd;
-
-    if (w->tmpdir == NULL) {
-        const char *t = getenv("TMPDIR");
-
-        if (asprintf(&w->tmpdir, "%s/topogate-kube.XXXXXX",
-                     t && *t ? t : "/tmp") < 0) {
-            w->tmpdir = NULL;
-            goto oom;
-        }
-        if (mkdtemp(w->tmpdir) == NULL) {
-            snprintf(err, err_len, "cannot create '%s': %s", w->tmpdir,
-                     strerror(errno));
-            free(w->tmpdir);
-            w->tmpdir = NULL;
-            return -1;
-        }
-    }
-    free(*path);
-    if (asprintf(path, "%s/%s", w->tmpdir, name) < 0) {
-        *path = NULL;
-        goto oom;
-    }
-    if ((fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
-        snprintf(err, err_len, "cannot create '%s': %s", *path,
-                 strerror(errno));
-        return -1;
-    }
-    wr = write(fd, pem, len);
-    if (close(fd) != 0 || wr != (ssize_t)len) {
-        snprintf(err, err_len, "cannot write '%s'", *path);
-        return -1;
-    }
-    return 0;
-oom:
-    snprintf(err, err_len, "out of memory");
-    return -1;
-}
-
 static int
 kube_copy_config(struct kube_watch *w, const struct kube_config *c, char *err,
                  size_t err_len)
 {
     struct kube_config *d = &w->cfg;
-    const char *src[] = {c->server, c->ca_file,    c->cert_file,
-                         c->key_file, c->token_file, c->token,
-                         c->origin};
-    char **dst[] = {&d->server,   &d->ca_file, &d->cert_file, &d->key_file,
-                    &d->token_file, &d->token, &d->origin};
+    const char *src[] = {c->server,     c->ca_file, c->cert_file, c->key_file,
+                         c->token_file, c->token,   c->origin};
+    char **dst[] = {&d->server,     &d->ca_file, &d->cert_file, &d->key_file,
+                    &d->token_file, &d->token,   &d->origin};
+    int rc;
 
     for (size_t i = 0; i < sizeof(src) / sizeof(*src); i++)
         if (src[i] != NULL && (*dst[i] = strdup(src[i])) == NULL) {
@@ -1024,14 +861,13 @@ kube_copy_config(struct kube_watch *w, const struct kube_config *c, char *err,
         snprintf(err, err_len, "no apiserver address");
         return -1;
     }
-    if ((c->ca_pem != NULL &&
-         kube_write_pem(w, "ca.crt", c->ca_pem, &d->ca_file, err, err_len)) ||
-        (c->cert_pem != NULL && kube_write_pem(w, "client.crt", c->cert_pem,
-                                               &d->cert_file, err, err_len)) ||
-        (c->key_pem != NULL && kube_write_pem(w, "client.key", c->key_pem,
-                                              &d->key_file, err, err_len)))
-        return -1;
-    return 0;
+    /* libcurl's GnuTLS backend takes no PEM from memory. */
+    d->ca_pem = c->ca_pem;
+    d->cert_pem = c->cert_pem;
+    d->key_pem = c->key_pem;
+    rc = kubeconfig_pem_files(d, &w->tmpdir, err, err_len);
+    d->ca_pem = d->cert_pem = d->key_pem = NULL;
+    return rc;
 }
 
 static void
@@ -1050,25 +886,14 @@ kube_free(struct kube_watch *w)
         cJSON_Delete(s->items);
         free(s->rv);
         free(s->cont);
-        free(s->body.p);
+        strbuf_free(&s->body);
+        kubeframe_free(&s->frame);
     }
     free(w->res);
     if (w->multi != NULL)
         curl_multi_cleanup(w->multi);
-    if (w->tmpdir != NULL) {
-        const char *const names[] = {"ca.crt", "client.crt", "client.key"};
-
-        for (size_t i = 0; i < 3; i++) {
-            char *p;
-
-            if (asprintf(&p, "%s/%s", w->tmpdir, names[i]) >= 0) {
-                unlink(p);
-                free(p);
-            }
-        }
-        rmdir(w->tmpdir);
-        free(w->tmpdir);
-    }
+    kubeconfig_pem_remove(w->tmpdir);
+    free(w->tmpdir);
     if (w->token != NULL)
         file_free_secret(w->token, strlen(w->token));
     kube_config_free(&w->cfg);
@@ -1093,14 +918,15 @@ kube_watch_start(const struct kube_config *cfg,
         snprintf(err, err_len, "out of memory");
         return NULL;
     }
-    w->sink = sink;
+    w->sink = *sink;
     w->n = n;
     atomic_init(&w->stop, false);
-    w->backoff_min_ms = cfg->test_backoff_ms ? cfg->test_backoff_ms
-                                             : KUBE_BACKOFF_MS;
+    w->backoff_min_ms =
+        cfg->test_backoff_ms ? cfg->test_backoff_ms : KUBE_BACKOFF_MS;
     w->stall_s = cfg->test_stall_s ? (long)cfg->test_stall_s : KUBE_STALL_S;
-    w->rediscover_ms = 1000ull * (cfg->test_rediscover_s ? cfg->test_rediscover_s
-                                                         : KUBE_REDISCOVER_S);
+    w->rediscover_ms =
+        1000ull *
+        (cfg->test_rediscover_s ? cfg->test_rediscover_s : KUBE_REDISCOVER_S);
     if (getrandom(&w->rnd, sizeof(w->rnd), 0) != sizeof(w->rnd))
         w->rnd = now ^ ((uint64_t)getpid() << 32);
     w->rnd |= 1;
@@ -1118,6 +944,7 @@ kube_watch_start(const struct kube_config *cfg,
         s->r = &resources[i];
         s->backoff_ms = w->backoff_min_ms;
         s->next_ms = now;
+        kubeframe_init(&s->frame, KUBE_EVENT_MAX);
         if (s->r->optional) {
             s->phase = KUBE_DISCOVER;
         } else {

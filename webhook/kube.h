@@ -5,7 +5,8 @@
  * The client owns its thread, its connections and every cJSON it parses;
  * a sink borrows each object only for the duration of the callback. Every
  * sink callback runs on the watch thread, one at a time, so the sink
- * needs no lock for its own state.
+ * needs no lock for its own state; a callback must not block for long
+ * (it holds up every resource) nor call kube_watch_stop().
  */
 #ifndef TOPOGATE_KUBE_H
 #define TOPOGATE_KUBE_H
@@ -62,7 +63,7 @@ struct kube_resource {
     const char *group; /* "" for the core API, "kueue.x-k8s.io" */
     const char *const *versions; /* preferred first, NULL-terminated */
     const char *plural;          /* the path segment: "nodes" */
-    bool optional;     /* a CRD that may not be served: look again later */
+    bool optional; /* a CRD that may not be served: look again later */
 };
 
 /*
@@ -110,10 +111,10 @@ struct kube_sink {
 struct kube_watch;
 
 /*
- * Starts the watch thread over the n resources. Copies cfg; borrows
- * resources and sink, which must outlive the watch. NULL + err when the
- * thread or the HTTP library cannot start (never for an apiserver that
- * is down: that is retried with backoff).
+ * Starts the watch thread over the n resources. Copies cfg and sink;
+ * borrows resources (and sink->ctx), which must outlive the watch. NULL
+ * + err when the thread or the HTTP library cannot start (never for an
+ * apiserver that is down: that is retried with back-off).
  */
 struct kube_watch *kube_watch_start(const struct kube_config *cfg,
                                     const struct kube_resource *resources,

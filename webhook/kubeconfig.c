@@ -8,11 +8,15 @@
  * verification) is refused by name rather than half-honoured.
  */
 #include "webhook/kube.h"
+#include "webhook/kubeconfig.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy/yamltree.h"
 #include "webhook/file.h"
@@ -41,8 +45,9 @@ kube_config_in_cluster(struct kube_config *c, char *err, size_t err_len)
 
     memset(c, 0, sizeof(*c));
     if (host == NULL || *host == '\0' || port == NULL || *port == '\0') {
-        snprintf(err, err_len, "not in a cluster: KUBERNETES_SERVICE_HOST "
-                               "and KUBERNETES_SERVICE_PORT must be set");
+        snprintf(err, err_len,
+                 "not in a cluster: KUBERNETES_SERVICE_HOST "
+                 "and KUBERNETES_SERVICE_PORT must be set");
         return -1;
     }
     if (dir == NULL || *dir == '\0')
@@ -95,9 +100,9 @@ struct kubeconfig_reader {
     size_t err_len;
 };
 
-static int
-kubeconfig_fail(struct kubeconfig_reader *k, const struct ynode *at,
-                const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int kubeconfig_fail(struct kubeconfig_reader *k, const struct ynode *at,
+                           const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int
 kubeconfig_fail(struct kubeconfig_reader *k, const struct ynode *at,
@@ -149,8 +154,8 @@ kubeconfig_find(struct kubeconfig_reader *k, const struct ynode *root,
             const struct ynode *n = ynode_get(e, "name");
             const struct ynode *v = ynode_get(e, inner);
 
-            if (e->kind != YNODE_MAP || n == NULL ||
-                n->kind != YNODE_SCALAR || strcmp(n->scalar, name) != 0)
+            if (e->kind != YNODE_MAP || n == NULL || n->kind != YNODE_SCALAR ||
+                strcmp(n->scalar, name) != 0)
                 continue;
             if (v == NULL || v->kind != YNODE_MAP) {
                 kubeconfig_fail(k, e, "%s '%s' has no '%s' map", list, name,
@@ -253,17 +258,17 @@ static int
 kubeconfig_cluster(struct kubeconfig_reader *k, const struct ynode *cl,
                    struct kube_config *c)
 {
-    static const char *const unsupported[] = {"tls-server-name",
-                                              "proxy-url"};
+    static const char *const unsupported[] = {"tls-server-name", "proxy-url"};
     const struct ynode *v;
     const char *server;
     int bad = 0;
 
     if ((v = ynode_get(cl, "insecure-skip-tls-verify")) != NULL &&
         kubeconfig_true(v))
-        return kubeconfig_fail(k, v, "insecure-skip-tls-verify is refused: "
-                                     "topogate always verifies the "
-                                     "apiserver's certificate");
+        return kubeconfig_fail(k, v,
+                               "insecure-skip-tls-verify is refused: "
+                               "topogate always verifies the "
+                               "apiserver's certificate");
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
         if ((v = ynode_get(cl, unsupported[i])) != NULL)
             return kubeconfig_fail(k, v, "'%s' is not supported",
@@ -295,8 +300,8 @@ kubeconfig_user(struct kubeconfig_reader *k, const struct ynode *u,
                 struct kube_config *c)
 {
     static const char *const unsupported[] = {
-        "exec", "auth-provider", "username", "password", "as",
-        "as-groups", "as-uid"};
+        "exec", "auth-provider", "username", "password",
+        "as",   "as-groups",     "as-uid"};
     const struct ynode *v;
     const char *token;
     int bad = 0;
@@ -328,8 +333,9 @@ kubeconfig_user(struct kubeconfig_reader *k, const struct ynode *u,
         return -1;
     if ((c->cert_file != NULL || c->cert_pem != NULL) !=
         (c->key_file != NULL || c->key_pem != NULL))
-        return kubeconfig_fail(k, u, "a client certificate needs its key, "
-                                     "and a key its certificate");
+        return kubeconfig_fail(k, u,
+                               "a client certificate needs its key, "
+                               "and a key its certificate");
     return 0;
 }
 
@@ -406,4 +412,82 @@ out:
     free(k.dir);
     file_free_secret(bytes, len);
     return rc;
+}
+
+/* --- in-memory PEM, as files ------------------------------------------- */
+
+static const char *const kubeconfig_pem_names[] = {"ca.crt", "client.crt",
+                                                   "client.key"};
+
+static int
+kubeconfig_write_pem(const char *dir, const char *name, const char *pem,
+                     char **path, char *err, size_t err_len)
+{
+    size_t len = strlen(pem);
+    ssize_t wr;
+    int fd;
+
+    free(*path);
+    if ((*path = kubeconfig_join(dir, name)) == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot create '%s': %s", *path,
+                 strerror(errno));
+        return -1;
+    }
+    wr = write(fd, pem, len);
+    if (close(fd) != 0 || wr != (ssize_t)len) {
+        snprintf(err, err_len, "cannot write '%s'", *path);
+        return -1;
+    }
+    return 0;
+}
+
+int
+kubeconfig_pem_files(struct kube_config *c, char **dir, char *err,
+                     size_t err_len)
+{
+    const char *pem[] = {c->ca_pem, c->cert_pem, c->key_pem};
+    char **file[] = {&c->ca_file, &c->cert_file, &c->key_file};
+    const char *tmp = getenv("TMPDIR");
+
+    *dir = NULL;
+    if (c->ca_pem == NULL && c->cert_pem == NULL && c->key_pem == NULL)
+        return 0;
+    if (asprintf(dir, "%s/topogate-kube.XXXXXX", tmp && *tmp ? tmp : "/tmp") <
+        0) {
+        *dir = NULL;
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    if (mkdtemp(*dir) == NULL) {
+        snprintf(err, err_len, "cannot create '%s': %s", *dir, strerror(errno));
+        free(*dir);
+        *dir = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < 3; i++)
+        if (pem[i] != NULL &&
+            kubeconfig_write_pem(*dir, kubeconfig_pem_names[i], pem[i], file[i],
+                                 err, err_len) != 0)
+            return -1;
+    return 0;
+}
+
+void
+kubeconfig_pem_remove(const char *dir)
+{
+    if (dir == NULL)
+        return;
+    for (size_t i = 0; i < 3; i++) {
+        char *p = kubeconfig_join(dir, kubeconfig_pem_names[i]);
+
+        if (p != NULL)
+            unlink(p);
+        free(p);
+    }
+    rmdir(dir);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "webhook/log.h"
 
@@ -56,6 +57,8 @@ static const struct {
 static const int metrics_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 #define METRICS_NCODES (sizeof(metrics_codes) / sizeof(metrics_codes[0]))
 
+#define METRICS_RESTARTS 14
+
 struct metrics {
     struct series none;    /* instance_type "" */
     struct series unknown; /* "unknown", or a name the policy never had */
@@ -65,12 +68,23 @@ struct metrics {
     atomic_uint_least64_t http[METRICS_NCODES + 1];    /* last: other */
     atomic_uint_least64_t reloads[METRICS_RELOADS][2]; /* [what][ok] */
     atomic_int_least64_t not_after; /* 0 until a certificate is set */
+    atomic_bool view_on; /* a view was ever set: its series are shown */
+    atomic_uint_least64_t view_nodes, view_kinds, view_synced;
+    atomic_int_least64_t view_built_at;
+    atomic_uint_least64_t restarts[METRICS_RESTARTS];
 
     pthread_mutex_t lock; /* writers of types[]; the policy fields */
     size_t n_types;
     char *origin;
     uint64_t digest;
     char mode[16];
+};
+
+/* Why a watch loop went back to listing or backed off: kube.c's words. */
+static const char *const restart_reasons[METRICS_RESTARTS] = {
+    "expired",     "error_event", "dropped",     "http_429", "http_5xx",
+    "http_4xx",    "timeout",     "stalled",     "unauthorized",
+    "forbidden",   "not_served",  "watch_end",   "too_large", "other",
 };
 
 /* A growing string; after a failed append it stays failed. */
@@ -399,6 +413,67 @@ render_info(struct buf *b, struct metrics *m)
                TOPOGATE_VERSION);
 }
 
+void
+metrics_set_view(struct metrics *m, size_t nodes, size_t kinds, bool synced,
+                 int64_t built_at)
+{
+    m->view_on = true;
+    atomic_store_explicit(&m->view_nodes, nodes, memory_order_relaxed);
+    atomic_store_explicit(&m->view_kinds, kinds, memory_order_relaxed);
+    atomic_store_explicit(&m->view_synced, synced, memory_order_relaxed);
+    if (built_at)
+        atomic_store_explicit(&m->view_built_at, built_at,
+                              memory_order_relaxed);
+}
+
+void
+metrics_watch_restart(struct metrics *m, const char *reason)
+{
+    size_t i = 0;
+
+    while (i < METRICS_RESTARTS - 1 && strcmp(restart_reasons[i], reason))
+        i++;
+    atomic_fetch_add_explicit(&m->restarts[i], 1, memory_order_relaxed);
+}
+
+static void
+render_view(struct buf *b, struct metrics *m)
+{
+    int64_t built =
+        atomic_load_explicit(&m->view_built_at, memory_order_relaxed);
+
+    if (!m->view_on)
+        return;
+    buf_printf(b,
+               "# HELP topogate_view_nodes GPU nodes in the cluster view.\n"
+               "# TYPE topogate_view_nodes gauge\n"
+               "topogate_view_nodes %llu\n"
+               "# HELP topogate_view_kinds Kinds of GPU node in the view.\n"
+               "# TYPE topogate_view_kinds gauge\n"
+               "topogate_view_kinds %llu\n"
+               "# HELP topogate_view_synced 1 when every watched resource is "
+               "listed and watched; 0: decisions fall back to pins.\n"
+               "# TYPE topogate_view_synced gauge\n"
+               "topogate_view_synced %llu\n",
+               (unsigned long long)atomic_load(&m->view_nodes),
+               (unsigned long long)atomic_load(&m->view_kinds),
+               (unsigned long long)atomic_load(&m->view_synced));
+    if (built)
+        buf_printf(b,
+                   "# HELP topogate_view_age_seconds Seconds since the "
+                   "view in service was built.\n"
+                   "# TYPE topogate_view_age_seconds gauge\n"
+                   "topogate_view_age_seconds %lld\n",
+                   (long long)(time(NULL) - built));
+    buf_printf(b, "# HELP topogate_watch_restarts_total Transitions of the "
+                  "apiserver watch loops, by reason.\n"
+                  "# TYPE topogate_watch_restarts_total counter\n");
+    for (size_t i = 0; i < METRICS_RESTARTS; i++)
+        buf_printf(b, "topogate_watch_restarts_total{reason=\"%s\"} %llu\n",
+                   restart_reasons[i],
+                   (unsigned long long)atomic_load(&m->restarts[i]));
+}
+
 char *
 metrics_render(struct metrics *m)
 {
@@ -411,6 +486,7 @@ metrics_render(struct metrics *m)
     render_duration(&b, m);
     render_http(&b, m);
     render_reloads(&b, m);
+    render_view(&b, m);
     render_info(&b, m);
     if (b.failed) {
         free(b.p);

@@ -53,6 +53,17 @@ void metrics_reload(struct metrics *m, enum metrics_reload what, bool ok);
 /* notAfter (Unix seconds) of the serving certificate now in use. */
 void metrics_set_certificate(struct metrics *m, int64_t not_after);
 
+/*
+ * The cluster view now served: GPU nodes and kinds in it, whether every
+ * watched resource is listed and watched, and when it was built (Unix
+ * seconds; 0: none yet). The age is rendered from the clock.
+ */
+void metrics_set_view(struct metrics *m, size_t nodes, size_t kinds,
+                      bool synced, int64_t built_at);
+
+/* One transition of a watch loop (kube.c names the reasons). */
+void metrics_watch_restart(struct metrics *m, const char *reason);
+
 /* The exposition text, owned by the caller; NULL when out of memory. */
 char *metrics_render(struct metrics *m);
 

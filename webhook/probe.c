@@ -4,18 +4,34 @@
 #include "webhook/probe.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
+#include "webhook/deadline.h"
 #include "webhook/http.h"
 #include "webhook/metrics.h"
 
-/* The kubelet and one or two scrapers: a few connections at a time. */
-#define PROBE_CONNECTIONS 64
+/*
+ * The kubelet and one or two scrapers: a few connections at a time. Past
+ * PROBE_CONNECTIONS (or PROBE_PER_ADDRESS from one address) a new
+ * connection takes the slot of the oldest silent one (deadline.h), so a
+ * flood of idle connections cannot starve the kubelet's probe, which
+ * opens a connection and sends its GET at once. libmicrohttpd's own limit
+ * is higher by the connections shut down and not yet closed.
+ */
+#define PROBE_CONNECTIONS 256
+#define PROBE_PER_ADDRESS 16
+#define PROBE_SPARE 64
+/* A probe's head and a /metrics request are a few hundred bytes. */
+#define PROBE_CONN_MEMORY (8 * 1024)
 #define PROBE_TIMEOUT 10
+/* From accept to a whole request head: the kubelet sends at once. */
+#define PROBE_FIRST_MS 2000
 
 #define PROBE_TEXT "text/plain; charset=utf-8"
 #define PROBE_METRICS "text/plain; version=0.0.4; charset=utf-8"
@@ -23,8 +39,68 @@
 struct probe {
     struct MHD_Daemon *daemon;
     struct metrics *metrics; /* borrowed */
+    struct deadline *deadline;
     atomic_bool ready;
 };
+
+/* A connection opens (its slot and watch) or closes. */
+static void
+probe_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                 enum MHD_ConnectionNotificationCode toe)
+{
+    struct probe *p = cls;
+    const union MHD_ConnectionInfo *fd, *peer;
+    bool full;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        deadline_close(p->deadline, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (fd == NULL)
+        return;
+    *socket_context = deadline_open(p->deadline, fd->connect_fd,
+                                    peer != NULL ? peer->client_addr : NULL,
+                                    &full);
+    if (*socket_context == NULL)
+        shutdown(fd->connect_fd, SHUT_RDWR); /* refused, or no memory */
+}
+
+static struct deadline_conn *
+probe_conn(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info;
+
+    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+static void *
+probe_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct deadline_conn *dc = probe_conn(conn);
+
+    (void)cls;
+    (void)uri;
+    if (dc != NULL)
+        deadline_request_line(dc);
+    return NULL;
+}
+
+static void
+probe_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                enum MHD_RequestTerminationCode toe)
+{
+    struct deadline_conn *dc = probe_conn(conn);
+
+    (void)cls;
+    (void)con_cls;
+    (void)toe;
+    if (dc != NULL)
+        deadline_answered(dc);
+}
 
 static enum MHD_Result
 probe_text(struct MHD_Connection *conn, unsigned int code, const char *text,
@@ -41,6 +117,7 @@ probe_access(void *cls, struct MHD_Connection *conn, const char *url,
              size_t *upload_size, void **con_cls)
 {
     struct probe *p = cls;
+    struct deadline_conn *dc;
     char *text;
 
     (void)version;
@@ -51,6 +128,8 @@ probe_access(void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     *con_cls = p;
+    if ((dc = probe_conn(conn)) != NULL)
+        deadline_request_head(dc);
 
     if (strcmp(url, "/healthz") != 0 && strcmp(url, "/readyz") != 0 &&
         strcmp(url, "/metrics") != 0)
@@ -83,11 +162,22 @@ probe_start(const struct sockaddr *addr, struct metrics *m, char *err,
     }
     p->metrics = m;
     atomic_init(&p->ready, false);
+    p->deadline = deadline_new("probe", PROBE_TIMEOUT + 1, PROBE_FIRST_MS,
+                               PROBE_CONNECTIONS, PROBE_PER_ADDRESS);
+    if (p->deadline == NULL) {
+        snprintf(err, err_len, "out of memory");
+        free(p);
+        return NULL;
+    }
 
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
-        {MHD_OPTION_CONNECTION_LIMIT, PROBE_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, PROBE_CONNECTIONS + PROBE_SPARE, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, PROBE_TIMEOUT, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, PROBE_CONN_MEMORY, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)probe_connection, p},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)probe_uri, p},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)probe_completed, p},
         {MHD_OPTION_END, 0, NULL},
     };
     http_capture_begin(err, err_len);
@@ -101,6 +191,7 @@ probe_start(const struct sockaddr *addr, struct metrics *m, char *err,
     if (p->daemon == NULL) {
         if (err[0] == '\0')
             snprintf(err, err_len, "cannot start the probe listener");
+        deadline_free(p->deadline);
         free(p);
         return NULL;
     }
@@ -119,5 +210,6 @@ probe_stop(struct probe *p)
     if (p == NULL)
         return;
     MHD_stop_daemon(p->daemon);
+    deadline_free(p->deadline);
     free(p);
 }

@@ -41,6 +41,8 @@ status_reason(int code)
         return "RequestEntityTooLarge";
     case 415:
         return "UnsupportedMediaType";
+    case 503:
+        return "ServiceUnavailable";
     default:
         return "InternalError";
     }
@@ -260,7 +262,8 @@ review_parse(const char *body, size_t len, const char **end)
 }
 
 int
-review_respond(const struct snapshot *s, const char *body, size_t len,
+review_respond(const struct snapshot *s, const struct view *view,
+               const char *body, size_t len,
                struct review_result *out)
 {
     struct admission req;
@@ -306,6 +309,7 @@ review_respond(const struct snapshot *s, const char *body, size_t len,
         rc = fail(out, 400, msg);
         goto done;
     }
+    req.view = view;
     if (decide(s, &req, &d) < 0) {
         rc = fail(out, 500, "out of memory");
         goto done;

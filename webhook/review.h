@@ -14,6 +14,8 @@
 #include "policy/snapshot.h"
 
 /* What the transport needs to answer, log and count one review. */
+struct view;
+
 struct review_result {
     int http_status; /* 200, or 400 for a review we cannot read */
     char *body;      /* owned JSON text, NUL-terminated */
@@ -27,16 +29,17 @@ struct review_result {
 };
 
 /*
- * Answers one review. Fills *out (body owned by out); returns 0, or -1 when
+ * Answers one review under policy s and the cluster view (NULL: none),
+ * both borrowed. Fills *out (body owned by out); returns 0, or -1 when
  * memory ran out and no body could be built at all.
  */
-int review_respond(const struct snapshot *s, const char *body, size_t len,
-                   struct review_result *out);
+int review_respond(const struct snapshot *s, const struct view *view,
+                   const char *body, size_t len, struct review_result *out);
 void review_result_free(struct review_result *r);
 
 /*
  * An owned metav1.Status JSON body for an HTTP error (400, 405, 413, 415,
- * 500): what the apiserver logs when a webhook call fails. NULL when out
+ * 500, 503): what the apiserver logs when a webhook call fails. NULL when out
  * of memory.
  */
 char *review_error_body(int code, const char *message);

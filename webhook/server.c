@@ -26,11 +26,15 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "policy/snapshot.h"
+#include "policy/view.h"
+#include "webhook/budget.h"
 #include "webhook/deadline.h"
 #include "webhook/http.h"
 #include "webhook/log.h"
@@ -58,8 +62,40 @@
 /*
  * Below the common soft limit of 1024 descriptors, which the listen
  * sockets and epoll share. The apiserver keeps a few connections open.
+ * When all are taken, a new connection takes the slot of one silent
+ * longest (deadline.h), so a flood of idle ones cannot keep a review
+ * out; libmicrohttpd's own limit is higher by SERVER_SLOTS_SPARE, for the
+ * connections shut down and not yet closed.
  */
 #define SERVER_CONNECTIONS 1000
+#define SERVER_SLOTS_SPARE 64
+/* Descriptors kept for everything but connections: listeners, epoll,
+ * the pool's wake-up pipes, the log, reloads. */
+#define SERVER_FD_RESERVE 48
+
+/*
+ * Connections from one address. The apiserver keeps at most 25 idle
+ * connections per host (k8s.io/apimachinery utilnet.SetTransportDefaults,
+ * MaxIdleConnsPerHost) and opens more only in a burst; a pod that floods
+ * holds this many, each new one taking the slot of its oldest silent one.
+ */
+#define SERVER_PER_ADDRESS 128
+
+/*
+ * A new connection's handshake and first request head, from accept. Go's
+ * http.Transport (the apiserver) dials with a request in hand and writes
+ * it right after the handshake; on loopback the slowest handshake and
+ * head measured took well under this with 1,000 handshakes at once (see
+ * README, Reliability). A socket that sends nothing is gone after it.
+ */
+#define SERVER_FIRST_MS 3000
+
+/*
+ * Request bodies in flight, all connections together: past this a
+ * request is answered 503 rather than read. 200 clients each announcing
+ * 3 MiB and trickling would otherwise take 600 MiB.
+ */
+#define SERVER_BODY_BUDGET (32 * 1024 * 1024)
 
 /*
  * Each connection's buffer, for the request headers and a piece of body
@@ -87,9 +123,11 @@ struct server {
     /* lock guards the next two pointers, not what they point to. */
     pthread_mutex_t lock;
     struct snapshot *snapshot;
+    struct view *view; /* the cluster view, or NULL */
     struct tls_creds *creds; /* what the next connection is given */
     atomic_int in_flight;    /* requests between headers and completion */
     atomic_uint started;     /* requests ever begun: shows a quiet spell */
+    struct budget bodies;    /* bytes of request bodies held */
 };
 
 /* libmicrohttpd's socket context: what one connection holds. */
@@ -104,7 +142,7 @@ struct request {
     char *body;     /* NUL-terminated once complete */
     size_t len;
     size_t cap;
-    int refuse; /* 413 or 500: answer this instead of a review */
+    int refuse; /* 413, 500 or 503: answer this instead of a review */
 };
 
 /* What server_connection() made for conn; NULL if it made nothing. */
@@ -142,9 +180,12 @@ server_reply(struct MHD_Connection *conn, unsigned int code, char *body,
     return ret;
 }
 
-/* Takes a reference to the snapshot being served; the caller drops it. */
+/*
+ * Takes a reference to the snapshot and the view being served, together;
+ * the caller drops both.
+ */
 static struct snapshot *
-server_snapshot(struct server *srv)
+server_snapshot(struct server *srv, struct view **view)
 {
     struct snapshot *s;
 
@@ -154,6 +195,7 @@ server_snapshot(struct server *srv)
      */
     pthread_mutex_lock(&srv->lock);
     s = snapshot_ref(srv->snapshot);
+    *view = view_ref(srv->view);
     pthread_mutex_unlock(&srv->lock);
     return s;
 }
@@ -191,6 +233,8 @@ server_is_json(const char *ctype)
     return *ctype == '\0' || *ctype == ';';
 }
 
+static void server_grow(struct server *srv, struct request *req, size_t cap);
+
 /* First call: the headers are in, no body has been read yet. */
 static enum MHD_Result
 server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
@@ -200,6 +244,8 @@ server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
     struct request *req;
     const char *clen;
 
+    if (dc != NULL)
+        deadline_request_head(dc);
     req = calloc(1, sizeof(*req));
     if (req == NULL)
         return server_error(srv, conn, 500, "out of memory", NULL);
@@ -240,28 +286,67 @@ server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
                                 "most 3 MiB",
                                 NULL);
         }
-        /* Known length: one allocation, no copy on growth. */
-        req->cap = (size_t)n + 1;
-        req->body = malloc(req->cap);
-        if (req->body == NULL)
-            req->refuse = 500;
+        /*
+         * Known length: one allocation up to SERVER_CHUNK (every pod the
+         * apiserver sends but the largest); above it the buffer grows
+         * with what arrives, so a length announced and never sent holds
+         * nothing.
+         */
+        server_grow(srv, req, (size_t)n + 1 < SERVER_CHUNK ? (size_t)n + 1
+                                                           : SERVER_CHUNK);
     }
     return MHD_YES;
 }
 
+/* Frees the body and gives its bytes back to the budget. */
+static void
+server_drop_body(struct server *srv, struct request *req)
+{
+    free(req->body);
+    budget_give(&srv->bodies, req->cap);
+    req->body = NULL;
+    req->len = req->cap = 0;
+}
+
+/*
+ * The body buffer at cap bytes, charged to the budget first: past it the
+ * request is refused with 503 (and its body dropped), past memory 500.
+ */
+static void
+server_grow(struct server *srv, struct request *req, size_t cap)
+{
+    char *p;
+
+    if (!budget_take(&srv->bodies, cap - req->cap)) {
+        req->refuse = 503;
+        goto drop;
+    }
+    if ((p = realloc(req->body, cap)) == NULL) {
+        budget_give(&srv->bodies, cap - req->cap);
+        req->refuse = 500;
+        goto drop;
+    }
+    req->body = p;
+    req->cap = cap;
+    return;
+drop:
+    server_drop_body(srv, req);
+}
+
 /* A piece of body. Past the cap it is read and dropped, then 413. */
 static void
-server_append(struct request *req, const char *data, size_t n)
+server_append(struct server *srv, struct request *req, const char *data,
+              size_t n)
 {
     if (req->refuse != 0)
         return;
     if (n > SERVER_BODY_MAX - req->len) {
         req->refuse = 413;
-        goto drop;
+        server_drop_body(srv, req);
+        return;
     }
     if (req->len + n + 1 > req->cap) {
         size_t cap = req->cap * 2;
-        char *p;
 
         if (cap < SERVER_CHUNK)
             cap = SERVER_CHUNK;
@@ -269,21 +354,12 @@ server_append(struct request *req, const char *data, size_t n)
             cap = req->len + n + 1;
         if (cap > SERVER_BODY_MAX + 1)
             cap = SERVER_BODY_MAX + 1;
-        p = realloc(req->body, cap);
-        if (p == NULL) {
-            req->refuse = 500;
-            goto drop;
-        }
-        req->body = p;
-        req->cap = cap;
+        server_grow(srv, req, cap);
+        if (req->refuse != 0)
+            return;
     }
     memcpy(req->body + req->len, data, n);
     req->len += n;
-    return;
-drop:
-    free(req->body);
-    req->body = NULL;
-    req->len = req->cap = 0;
 }
 
 /* Copies a field for the log line: names and uids only, never spaces. */
@@ -322,6 +398,7 @@ server_review(struct server *srv, struct MHD_Connection *conn,
 {
     struct review_result res;
     struct snapshot *s;
+    struct view *view;
     enum MHD_Result ret;
     uint64_t us;
     bool ok;
@@ -334,17 +411,26 @@ server_review(struct server *srv, struct MHD_Connection *conn,
                             "3 MiB",
                             NULL);
     }
+    if (req->refuse == 503) {
+        log_warnx("refused a review: %d MiB of request bodies in flight",
+                  SERVER_BODY_BUDGET >> 20);
+        return server_error(srv, conn, 503,
+                            "service unavailable: too many request bodies "
+                            "in flight",
+                            NULL);
+    }
     if (req->refuse != 0)
         return server_error(srv, conn, 500, "out of memory", NULL);
     if (req->body != NULL)
         req->body[req->len] = '\0';
 
     memset(&res, 0, sizeof(res));
-    s = server_snapshot(srv);
-    rc = review_respond(s, req->body != NULL ? req->body : "", req->len, &res);
+    s = server_snapshot(srv, &view);
+    rc = review_respond(s, view, req->body != NULL ? req->body : "", req->len,
+                        &res);
+    view_unref(view);
     snapshot_unref(s);
-    free(req->body);
-    req->body = NULL;
+    server_drop_body(srv, req);
     if (rc != 0 || res.body == NULL) {
         review_result_free(&res);
         us = (deadline_now() - req->start) / 1000;
@@ -378,7 +464,7 @@ server_access(void *cls, struct MHD_Connection *conn, const char *url,
     if (req == NULL)
         return server_begin(srv, conn, url, method, con_cls);
     if (*upload_size > 0) {
-        server_append(req, upload, *upload_size);
+        server_append(srv, req, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
@@ -396,10 +482,10 @@ server_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     /* The next request on this connection gets a window of its own. */
     if (dc != NULL)
-        deadline_restart(dc);
+        deadline_answered(dc);
     if (req == NULL)
         return;
-    free(req->body);
+    server_drop_body(srv, req);
     free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->in_flight, 1);
@@ -436,8 +522,9 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                   enum MHD_ConnectionNotificationCode toe)
 {
     struct server *srv = cls;
-    const union MHD_ConnectionInfo *fd, *tls;
+    const union MHD_ConnectionInfo *fd, *tls, *peer;
     struct server_conn *sc;
+    bool full = false;
 
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         server_conn_free(srv, *socket_context);
@@ -446,12 +533,17 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     }
     fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (fd == NULL)
         return;
     sc = calloc(1, sizeof(*sc));
     if (sc == NULL)
         goto refuse;
-    sc->deadline = deadline_open(srv->deadline, fd->connect_fd);
+    sc->deadline = deadline_open(srv->deadline, fd->connect_fd,
+                                 peer != NULL ? peer->client_addr : NULL,
+                                 &full);
+    if (full)
+        goto refuse_quietly; /* counted and logged by the watchdog */
     sc->creds = server_creds(srv);
     if (sc->deadline == NULL || tls == NULL || tls->tls_session == NULL ||
         tls_creds_apply(sc->creds, tls->tls_session) != 0)
@@ -464,6 +556,7 @@ refuse:
     log_warnx("refusing a connection: %s", sc == NULL || sc->deadline == NULL
                                                ? "out of memory"
                                                : "no TLS session to set up");
+refuse_quietly:
     server_conn_free(srv, sc);
     shutdown(fd->connect_fd, SHUT_RDWR);
 }
@@ -477,8 +570,38 @@ server_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     (void)cls;
     (void)uri;
     if (dc != NULL)
-        deadline_restart(dc);
+        deadline_request_line(dc);
     return NULL; /* *con_cls stays NULL until server_begin() */
+}
+
+/*
+ * The connections to serve: SERVER_CONNECTIONS, or fewer where the
+ * descriptor limit would run out first (then accept() fails and no slot
+ * can be freed for a review).
+ */
+static unsigned int
+server_slots(void)
+{
+    struct rlimit rl;
+    rlim_t room;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return SERVER_CONNECTIONS;
+    room = rl.rlim_cur > 2 * SERVER_FD_RESERVE + SERVER_SLOTS_SPARE
+               ? rl.rlim_cur - SERVER_FD_RESERVE - SERVER_SLOTS_SPARE
+               : rl.rlim_cur / 2;
+    return room < SERVER_CONNECTIONS ? (unsigned int)room : SERVER_CONNECTIONS;
+}
+
+/*
+ * Bodies of 64 KiB and more are mapped and unmapped, never kept in the
+ * heap: glibc's moving threshold would otherwise keep the memory of a
+ * burst of large bodies after it (557 MB after one of 200 x 3 MiB).
+ */
+static void
+server_malloc_tune(void)
+{
+    mallopt(M_MMAP_THRESHOLD, SERVER_CHUNK);
 }
 
 static void
@@ -488,6 +611,7 @@ server_free(struct server *srv)
         return;
     deadline_free(srv->deadline);
     snapshot_unref(srv->snapshot);
+    view_unref(srv->view);
     tls_creds_unref(srv->creds);
     pthread_mutex_destroy(&srv->lock);
     free(srv);
@@ -499,6 +623,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
 {
     struct server *srv;
     unsigned int threads = cfg->threads > 0 ? cfg->threads : 1;
+    unsigned int slots = server_slots();
 
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
@@ -506,6 +631,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         return NULL;
     }
     pthread_mutex_init(&srv->lock, NULL);
+    server_malloc_tune();
     srv->metrics = m;
     srv->snapshot = snapshot_ref(s);
     srv->creds = tls_creds_ref(cfg->creds);
@@ -513,7 +639,9 @@ server_start(const struct server_config *cfg, struct snapshot *s,
      * A second past libmicrohttpd's idle timeout: a silent connection is
      * its to close, quietly; one that keeps sending a little is ours.
      */
-    srv->deadline = deadline_new(SERVER_TIMEOUT + 1);
+    srv->deadline = deadline_new("admission", SERVER_TIMEOUT + 1,
+                                 SERVER_FIRST_MS, slots, SERVER_PER_ADDRESS);
+    srv->bodies.limit = SERVER_BODY_BUDGET;
     if (srv->deadline == NULL || metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
@@ -525,7 +653,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)tls_no_certificate},
         {MHD_OPTION_HTTPS_PRIORITIES, 0, SERVER_TLS_PRIORITIES},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, SERVER_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, slots + SERVER_SLOTS_SPARE, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_CONN_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_TIMEOUT, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)server_connection, srv},
@@ -577,6 +705,19 @@ server_set_snapshot(struct server *srv, struct snapshot *s)
     pthread_mutex_unlock(&srv->lock);
     snapshot_unref(old); /* freed here, or by the last request using it */
     return metrics_set_policy(srv->metrics, s);
+}
+
+void
+server_set_view(struct server *srv, struct view *v)
+{
+    struct view *old;
+
+    view_ref(v);
+    pthread_mutex_lock(&srv->lock);
+    old = srv->view;
+    srv->view = v;
+    pthread_mutex_unlock(&srv->lock);
+    view_unref(old); /* freed here, or by the last request using it */
 }
 
 /* How long no request may begin before a stopping server closes. */

@@ -54,6 +54,14 @@ struct server *server_start(const struct server_config *cfg, struct snapshot *s,
 int server_set_snapshot(struct server *srv, struct snapshot *s);
 
 /*
+ * Decides with the cluster view v from now on (NULL: none); requests
+ * already running finish with the old one. The server takes its own
+ * reference.
+ */
+struct view;
+void server_set_view(struct server *srv, struct view *v);
+
+/*
  * New connections get c from now on; open ones keep the credentials
  * they began with. The server takes its own reference.
  */

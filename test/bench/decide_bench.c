@@ -133,7 +133,7 @@ loop_review(const struct snapshot *s, const struct fixture *f, long n)
     for (long i = 0; i < n; i++) {
         struct review_result r;
 
-        if (review_respond(s, f->body, f->len, &r) < 0 ||
+        if (review_respond(s, NULL, f->body, f->len, &r) < 0 ||
             r.http_status != 200) {
             review_result_free(&r);
             return -1;

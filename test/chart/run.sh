@@ -3,13 +3,19 @@
 #
 # BIN is build/topogate; RENDERER is `helm` when installed, else
 # build/helm-render (../shared/tools/helm-render). For each values set in
-# test/chart/values/ (and two older Kubernetes versions) it renders
-# charts/topogate, lints it, validates every object with k8s-validate
-# --strict, asserts the chart's properties (check.py), and loads the
-# rendered policy with `topogate serve -n` and `topogate tables`. Then:
-# schema typos are refused, check.py catches a broken rendering,
-# deploy/topogate.yaml and charts/topogate/policy.yaml are up to date,
-# deploy/smoke-pod.yaml gets the answers NOTES.txt promises, and the
+# test/chart/values/, and for each Kubernetes version we have the API of
+# (1.25, 1.26, 1.28, 1.30, 1.36: the oldest and newest of Chart.yaml's
+# kubeVersion range and the versions where the templates change), it
+# renders charts/topogate for that version, lints it, validates every
+# object with k8s-validate --strict against that version's API, asserts the
+# chart's properties (check.py), and loads the rendered policy with
+# `topogate serve -n` and `topogate tables`. Then: the version range is
+# enforced and the validation can fail; the certgen steps keep the CA
+# through an upgrade (certgen_steps.py); schema typos are refused; check.py
+# catches a broken rendering; each plain manifest (deploy/topogate*.yaml)
+# is the chart rendered for the range its header names, and every version
+# in that range accepts it; charts/topogate/policy.yaml is current;
+# deploy/smoke-pod.yaml gets the answers NOTES.txt promises; and the
 # Dockerfile names real Debian 12 packages.
 set -eu
 
@@ -41,6 +47,25 @@ render() {
 	fi
 }
 
+# The API of Kubernetes 1.MINOR (../shared/k8s/README.md): openapi/ is
+# 1.36, openapi-1.NN/ the older ones.
+newest_api=36
+api_minors=(25 26 28 30 36)
+schemas() {
+	if [ "$1" = "$newest_api" ]; then
+		echo ../shared/k8s/openapi
+	else
+		echo "../shared/k8s/openapi-1.$1"
+	fi
+}
+
+# Chart.yaml's kubeVersion: ">=1.25.0-0", perhaps with "<1.NN.0-0".
+range=$(sed -n 's/^kubeVersion: *"\(.*\)"$/\1/p' "$chart/Chart.yaml")
+oldest=$(printf '%s\n' "$range" | sed -n 's/^>=1\.\([0-9]*\)\..*/\1/p')
+upper=$(printf '%s\n' "$range" | sed -n 's/.*<1\.\([0-9]*\)\..*/\1/p')
+newest=${upper:+$((upper - 1))}
+newest=${newest:-$newest_api}
+
 # --- the chart's copy of the policy ------------------------------------------
 
 # The chart must hold its own copy (.Files.Get reads only inside the chart);
@@ -57,26 +82,33 @@ fi
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
 	-sha256 -nodes -days 1 -subj /CN=localhost \
 	-keyout "$out/tls.key" -out "$out/tls.crt" 2>/dev/null
+cp "$out/tls.crt" "$out/ca.crt" # for --client-ca
 
 # --- one case per values set -----------------------------------------------------
 
-# name | values file | extra render flags
+# name | values file | Kubernetes 1.x | extra render flags
 cases=(
-	"defaults|defaults.yaml|"
-	"cert-manager|cert-manager.yaml|"
-	"audit|audit.yaml|"
-	"warn-fail|warn-fail.yaml|"
-	"opt-in|opt-in.yaml|"
-	"policy-override|policy-override.yaml|"
-	"policy-whole|policy-whole.yaml|--set-file policy.yaml=test/chart/whole-policy.yaml"
-	"kube-1.27|defaults.yaml|--kube-version 1.27.0"
-	"kube-1.25|defaults.yaml|--kube-version 1.25.3"
+	"defaults|defaults.yaml|$newest_api|"
+	"enforce|enforce.yaml|$newest_api|"
+	"cert-manager|cert-manager.yaml|$newest_api|"
+	"warn-fail|warn-fail.yaml|$newest_api|"
+	"opt-in|opt-in.yaml|$newest_api|"
+	"no-cluster-view|no-cluster-view.yaml|$newest_api|"
+	"policy-override|policy-override.yaml|$newest_api|"
+	"policy-whole|policy-whole.yaml|$newest_api|--set-file policy.yaml=test/chart/whole-policy.yaml"
 )
+for m in "${api_minors[@]}"; do
+	[ "$m" = "$newest_api" ] || cases+=("kube-1.$m|defaults.yaml|$m|")
+done
+# The oldest version with the values that change the most objects.
+for f in enforce cert-manager opt-in no-cluster-view; do
+	cases+=("kube-1.$oldest-$f|$f.yaml|$oldest|")
+done
 for c in "${cases[@]}"; do
-	IFS='|' read -r name file extra <<<"$c"
+	IFS='|' read -r name file minor extra <<<"$c"
 	values=test/chart/values/$file
 	read -r -a extra_flags <<<"$extra"
-	flags=(-f "$values" "${extra_flags[@]}")
+	flags=(-f "$values" --kube-version "1.$minor.0" "${extra_flags[@]}")
 	policy_file=""
 	case $extra in --set-file\ policy.yaml=*) policy_file=${extra#*=} ;; esac
 
@@ -91,13 +123,16 @@ for c in "${cases[@]}"; do
 		fail "$name: lint"
 		cat "$out/$name.lint"
 	fi
-	if "$validate" --strict --quiet "$out/$name.yaml" >"$out/$name.valid"; then
-		pass "$name: k8s-validate --strict ($(tail -n 1 "$out/$name.valid"))"
+	if "$validate" --strict --quiet --schemas "$(schemas "$minor")" \
+		"$out/$name.yaml" >"$out/$name.valid"; then
+		pass "$name: k8s-validate --strict, Kubernetes 1.$minor API" \
+			"($(tail -n 1 "$out/$name.valid"))"
 	else
-		fail "$name: k8s-validate --strict"
+		fail "$name: k8s-validate --strict, Kubernetes 1.$minor API"
 		cat "$out/$name.valid"
 	fi
-	if POLICY_FILE=$policy_file "$py" test/chart/check.py render "$name" \
+	if POLICY_FILE=$policy_file KUBE_MINOR=$minor \
+		"$py" test/chart/check.py render "$name" \
 		"$out/$name.yaml" "$values" "$out/$name.policy.yaml"; then
 		pass "$name: chart properties"
 	else
@@ -120,61 +155,62 @@ for c in "${cases[@]}"; do
 	fi
 done
 
-# --- the certgen hook Job's steps fit together -----------------------------------
+# --- the version range is enforced, and the validation can fail -------------------
 
-# Runs the Job's certgen command line, as rendered, into a directory, then
-# checks what its two kubectl steps would send: the Secret the Deployment
-# mounts, and a JSON Patch (applied with Python jsonpatch) that gives every
-# webhook entry the printed CA bundle. The certificates' contents are
-# test/certgen's business.
-for name in defaults opt-in; do
+if [ -n "$oldest" ] && [ -d "$(schemas "$oldest")" ] &&
+	[ -d "$(schemas "$newest")" ] &&
+	printf ' %s ' "${api_minors[@]}" | grep -q " $oldest .* $newest "; then
+	pass "kubeVersion '$range': rendered and validated for its oldest" \
+		"(1.$oldest) and newest (1.$newest) versions"
+else
+	fail "kubeVersion '$range': no API schemas for 1.$oldest or 1.$newest"
+fi
+if render --kube-version "1.$((oldest - 1)).0" >"$out/too-old.yaml" \
+	2>"$out/too-old.err"; then
+	fail "the chart renders for 1.$((oldest - 1)), outside '$range'"
+else
+	pass "the chart refuses 1.$((oldest - 1)): $(head -c 100 "$out/too-old.err")"
+fi
+# The newest rendering against the oldest API: the fields the old
+# apiserver does not know must be errors, as they are for a real one.
+if "$validate" --strict --quiet --schemas "$(schemas "$oldest")" \
+	"$out/defaults.yaml" >"$out/newest-on-oldest.valid"; then
+	fail "the 1.$newest rendering passes the 1.$oldest API: the check" \
+		"cannot see a field that is too new"
+elif grep -q 'matchConditions: unknown field' "$out/newest-on-oldest.valid" &&
+	grep -q 'sleep: unknown field' "$out/newest-on-oldest.valid"; then
+	pass "the 1.$newest rendering fails the 1.$oldest API" \
+		"(matchConditions, preStop sleep: unknown fields)"
+else
+	fail "the 1.$newest rendering fails the 1.$oldest API for other reasons:"
+	cat "$out/newest-on-oldest.valid"
+fi
+
+# --- the certgen steps keep the CA through an upgrade ------------------------------
+
+# certgen_steps.py runs the certgen Job's command line, as rendered, for an
+# install and then an upgrade, and checks what the kubectl steps would
+# send; the patched objects must pass k8s-validate too.
+for name in defaults opt-in no-cluster-view "kube-1.$oldest"; do
 	dir=$out/certgen-$name
 	mkdir -p "$dir"
-	if ! "$py" - "$out/$name.yaml" "$dir" >"$dir/args" <<'EOF'; then
-import sys, yaml
-job = [o for o in yaml.safe_load_all(open(sys.argv[1]))
-       if o and o["kind"] == "Job"][0]
-args = job["spec"]["template"]["spec"]["initContainers"][0]["args"]
-args[args.index("--out") + 1] = sys.argv[2]
-print("\n".join(args))
-EOF
-		fail "$name: no certgen Job to run"
-		continue
-	fi
-	mapfile -t args <"$dir/args"
-	if ! "$bin" "${args[@]}" >"$dir/bundle" 2>"$dir/stderr"; then
-		fail "$name: certgen, as the Job runs it: $(cat "$dir/stderr")"
-		continue
-	fi
-	if "$py" - "$out/$name.yaml" "$dir" >"$dir/patched.yaml" <<'EOF' &&
-import json, sys, jsonpatch, yaml
-objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
-d = sys.argv[2]
-dep = [o for o in objs if o["kind"] == "Deployment"][0]
-mounted = [v["secret"]["secretName"] for v in
-           dep["spec"]["template"]["spec"]["volumes"] if "secret" in v]
-secret = yaml.safe_load(open(d + "/secret.yaml"))
-assert secret["kind"] == "Secret" and secret["type"] == "kubernetes.io/tls"
-assert [secret["metadata"]["name"]] == mounted, (secret["metadata"], mounted)
-assert secret["metadata"]["namespace"] == dep["metadata"]["namespace"]
-assert {"tls.crt", "tls.key", "ca.crt"} <= set(secret["data"])
-mwc = [o for o in objs if o["kind"] == "MutatingWebhookConfiguration"][0]
-patched = jsonpatch.apply_patch(mwc, json.load(open(d + "/cabundle-patch.json")))
-bundle = open(d + "/bundle").read().strip()
-assert bundle and all(w["clientConfig"].get("caBundle") == bundle
-                      for w in patched["webhooks"]), "caBundle not on every entry"
-print("---\n" + yaml.safe_dump(secret) + "---\n" + yaml.safe_dump(patched))
-EOF
+	if "$py" test/chart/certgen_steps.py "$out/$name.yaml" "$bin" "$dir" \
+		>"$dir/patched.yaml" 2>"$dir/stderr" &&
 		"$validate" --strict --quiet "$dir/patched.yaml" >"$dir/valid"; then
-		pass "$name: certgen Job output: Secret mounted by the pods," \
-			"caBundle on all $(grep -c caBundle "$dir/patched.yaml") entries"
+		pass "$name: certgen steps: install makes the CA, upgrade keeps it" \
+			"(same caBundle on all $(grep -c caBundle "$dir/patched.yaml")" \
+			"entries, new serving certificate); the pods' Secret has no CA key"
 	else
-		fail "$name: certgen Job output does not fit the chart"
-		cat "$dir/valid" 2>/dev/null
+		fail "$name: certgen steps:"
+		cat "$dir/stderr" "$dir/valid" 2>/dev/null || true
 	fi
 	# The Deployment's own command line, with its mounts mapped to these
-	# files, must pass `serve -n` (every flag exists, the files load).
-	"$py" - "$out/$name.yaml" "$dir" "$out/$name.policy.yaml" >"$dir/serve" <<'EOF'
+	# files (the throw-away pair when certgen failed), must pass
+	# `serve -n`: every flag exists, the files load.
+	tls=$dir/install/out
+	[ -f "$tls/tls.crt" ] || tls=$out
+	"$py" - "$out/$name.yaml" "$tls" "$out/$name.policy.yaml" \
+		>"$dir/serve" <<'EOF'
 import sys, yaml
 dep = [o for o in yaml.safe_load_all(open(sys.argv[1]))
        if o and o["kind"] == "Deployment"][0]
@@ -188,16 +224,41 @@ EOF
 	if msg=$("$bin" "${args[@]}" -n 2>&1) && [ "$msg" = "configuration OK" ]; then
 		pass "$name: the Deployment's serve command line passes serve -n"
 	else
-		fail "$name: serve ${args[*]} -n: $msg"
+		fail "$name: serve ${args[*]} -n: $(printf '%s' "$msg" | head -n 1)"
 	fi
 done
+
+# The upgrade check must be able to fail: a certgen that never finds its
+# CA (its --ca-dir emptied before each run) makes a new CA every time.
+if [ -f "$out/certgen-defaults/upgrade/out/ca-secret.yaml" ]; then
+	cat >"$out/forgetful" <<EOF
+#!/bin/bash
+args=("\$@")
+for ((i = 0; i + 1 < \${#args[@]}; i++)); do
+	[ "\${args[i]}" = --ca-dir ] && rm -f "\${args[i + 1]}"/*
+done
+exec "$(realpath "$bin")" "\$@"
+EOF
+	chmod +x "$out/forgetful"
+	mkdir -p "$out/certgen-forgetful"
+	if "$py" test/chart/certgen_steps.py "$out/defaults.yaml" \
+		"$out/forgetful" "$out/certgen-forgetful" >/dev/null \
+		2>"$out/certgen-forgetful/stderr"; then
+		fail "certgen_steps.py passed a certgen that makes a new CA each run"
+	elif grep -q "the CA bundle changed" "$out/certgen-forgetful/stderr"; then
+		pass "certgen_steps.py catches a certgen that makes a new CA each run"
+	else
+		fail "certgen_steps.py failed a forgetful certgen for another reason:"
+		cat "$out/certgen-forgetful/stderr"
+	fi
+fi
 
 # --- the schema refuses typos ------------------------------------------------------
 
 typo() { # what-must-be-named flags...
 	local word=$1
 	shift
-	if render "$@" >"$out/typo.out" 2>&1; then
+	if render --kube-version "1.$newest_api.0" "$@" >"$out/typo.out" 2>&1; then
 		fail "schema accepted $*"
 	elif grep -q -- "$word" "$out/typo.out"; then
 		pass "schema refuses $* ($word named)"
@@ -212,43 +273,172 @@ typo mode --set mode=enforcing
 typo method --set certs.method=cert-manager
 typo failurePolicy --set webhook.failurePolicy=fail
 typo optin --set webhook.namespaces.optin=true
+typo enable --set clusterView.enable=false
+typo tokenExpirationSeconds --set clusterView.tokenExpirationSeconds=60
+typo failurePolicy --set webhook.jobs.failurePolicy=fail
+typo rotateOnUpgrade --set certs.hook.rotateOnUpgrade=false
+typo renewSchedule --set certs.hook.renewSchedule=monthly
 
 # --- check.py catches a broken rendering --------------------------------------------
 
 # The same assertions, run against renderings that break one property each:
 # check.py must fail, naming it.
+caught() { # what-the-failure-names what-was-broken
+	if KUBE_MINOR=$newest_api "$py" test/chart/check.py render mutant \
+		"$out/mutant.yaml" test/chart/values/defaults.yaml \
+		"$out/mutant.policy" >"$out/mutant.out"; then
+		fail "check.py passed a rendering with $2"
+	elif grep -q -- "$1" "$out/mutant.out"; then
+		pass "check.py catches $2"
+	else
+		fail "check.py failed $2 without naming $1: $(cat "$out/mutant.out")"
+	fi
+}
 mutant() { # what-the-failure-names flags...
 	local word=$1
 	shift
-	render "$@" >"$out/mutant.yaml"
-	if "$py" test/chart/check.py render mutant "$out/mutant.yaml" \
-		test/chart/values/defaults.yaml "$out/mutant.policy" >"$out/mutant.out"; then
-		fail "check.py passed a rendering with $*"
-	elif grep -q -- "$word" "$out/mutant.out"; then
-		pass "check.py catches $*"
-	else
-		fail "check.py failed $* without naming $word: $(cat "$out/mutant.out")"
-	fi
+	render --kube-version "1.$newest_api.0" "$@" >"$out/mutant.yaml"
+	caught "$word" "$*"
 }
-mutant failurePolicy --set webhook.failurePolicy=Ignore
+# Breaks what values cannot: PYTHON edits `objs`, the default rendering's
+# objects; find(kind, name) returns one of them.
+edited() { # what-the-failure-names what-was-broken python
+	"$py" - "$out/defaults.yaml" "$3" >"$out/mutant.yaml" <<'EOF'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+def find(kind, name=None):
+    return [o for o in objs if o["kind"] == kind and
+            (name is None or o["metadata"]["name"] == name)][0]
+def pod(o):
+    t = o["spec"]
+    return (t["jobTemplate"]["spec"] if o["kind"] == "CronJob" else t)[
+        "template"]["spec"]
+exec(sys.argv[2])
+print(yaml.safe_dump_all(objs))
+EOF
+	caught "$1" "$2"
+}
+mutant failurePolicy --set webhook.failurePolicy=Fail
+mutant "jobs.topogate.io: failurePolicy" --set webhook.jobs.failurePolicy=Fail
+mutant "mode: audit" --set mode=enforce
 mutant "Pod Security" --set webhook.namespaces.podSecurityExclude=null
 mutant "opt-in" --set webhook.namespaces.optIn=true
 mutant "replicas" --set replicaCount=1
 mutant "probe" --set ports.probe=9090 --set service.metricsPort=9090
 mutant "webhook entries" --set webhook.jobs.enabled=false
+mutant "cluster view" --set clusterView.enabled=false
+mutant "expirationSeconds" --set clusterView.tokenExpirationSeconds=7200
+mutant "renewal CronJobs" --set certs.hook.renewSchedule=
+edited "cluster view: reads" "the view's ClusterRole reading secrets" \
+	'find("ClusterRole", "topogate-cluster-view")["rules"][0]["resources"].append("secrets")'
+edited "cluster view: verbs" "the view's ClusterRole with list only" \
+	'find("ClusterRole", "topogate-cluster-view")["rules"][1]["verbs"] = ["list"]'
+edited "cluster view: 2 bindings" "a second binding for the webhook's ServiceAccount" \
+	'import copy; b = copy.deepcopy(find("ClusterRoleBinding", "topogate-cluster-view")); b["metadata"]["name"] = "x"; objs.append(b)'
+edited "read-only" "the token mounted writable" \
+	'[m.pop("readOnly") for m in pod(find("Deployment"))["containers"][0]["volumeMounts"] if m["name"] == "kube-api-access"]'
+edited "the pod automounts" "automountServiceAccountToken on the webhook pod" \
+	'pod(find("Deployment"))["automountServiceAccountToken"] = True'
+edited "the CA is not reused" "a certgen Job without --ca-dir" \
+	'a = pod(find("Job", "topogate-certgen"))["initContainers"][0]["args"]; i = a.index("--ca-dir"); del a[i:i + 2]'
+edited "the CA is not reused" "the CA Secret volume not optional (first install hangs)" \
+	'[v["secret"].pop("optional") for v in pod(find("Job", "topogate-certgen"))["volumes"] if v["name"] == "ca"]'
+edited "not stored" "certgen not writing the CA Secret back" \
+	'a = pod(find("Job", "topogate-certgen"))["initContainers"][0]["args"]; a[a.index("--ca-secret-name") + 1] = "other"'
+edited "apply both Secrets" "the apply step without the CA Secret" \
+	'pod(find("Job", "topogate-certgen"))["containers"][0]["args"].remove("--filename=/out/ca-secret.yaml")'
+edited "mount the CA Secret" "the webhook pods mounting the CA Secret" \
+	'pod(find("Deployment"))["volumes"][0]["secret"]["secretName"] = "topogate-ca"'
+edited "alone" "the caBundle Job mounting the whole CA Secret" \
+	'[v["secret"].pop("items") for v in pod(find("Job", "topogate-cabundle"))["volumes"] if v["name"] == "cabundle"]'
+edited "helm install --wait" "the certgen Job as a post-install hook" \
+	'find("Job", "topogate-certgen")["metadata"]["annotations"]["helm.sh/hook"] = "post-install,post-upgrade"'
+edited "unlike the install Job" "the renewal CronJob's certgen for other days" \
+	'a = pod(find("CronJob"))["initContainers"][0]["args"]; a[a.index("--days") + 1] = "3650"'
+edited "Role/topogate-certgen" "the hook Role on every Secret" \
+	'find("Role", "topogate-certgen")["rules"][0].pop("resourceNames")'
+edited "preStop sleep missing" "no preStop sleep on 1.$newest_api" \
+	'pod(find("Deployment"))["containers"][0].pop("lifecycle")'
 
-# --- deploy/ is the chart's defaults ----------------------------------------------------
+# --- the plain manifests: one file per range of Kubernetes versions ------------------
 
-if test/chart/render-deploy.sh "$renderer" >"$out/topogate.yaml" &&
-	diff -u deploy/topogate.yaml "$out/topogate.yaml" >"$out/deploy.diff"; then
-	pass "deploy/topogate.yaml is the chart's defaults"
+# Each deploy/topogate*.yaml names its range in its first line ("# For
+# Kubernetes 1.30 and newer." or "# For Kubernetes 1.25 to 1.29."). It must
+# be the chart rendered for that range (render-deploy.sh), pass the API of
+# every version in the range we have, fail the version just below it (so
+# the range says something), and the files together must cover Chart.yaml's
+# range with no gap; the README names each file with its range.
+plain_ranges=()
+for f in deploy/topogate*.yaml; do
+	head1=$(head -n 1 "$f")
+	lo=$(printf '%s\n' "$head1" | sed -n 's/^# For Kubernetes 1\.\([0-9]*\) .*/\1/p')
+	hi=$(printf '%s\n' "$head1" | sed -n 's/^# For Kubernetes 1\.[0-9]* to 1\.\([0-9]*\)\.$/\1/p')
+	if [ -z "$lo" ] || { [ -z "$hi" ] &&
+		[ "$head1" != "# For Kubernetes 1.$lo and newer." ]; }; then
+		fail "$f: first line '$head1' names no Kubernetes range"
+		continue
+	fi
+	plain_ranges+=("$lo ${hi:-open} $f")
+	if [ -n "$hi" ]; then phrase="Kubernetes 1.$lo to 1.$hi"; else
+		phrase="Kubernetes 1.$lo and newer"; fi
+	if test/chart/render-deploy.sh "$renderer" "1.$lo" ${hi:+"1.$hi"} \
+		>"$out/plain.yaml" &&
+		diff -u "$f" "$out/plain.yaml" >"$out/plain.diff"; then
+		pass "$f is the chart's defaults for $phrase"
+	else
+		fail "$f differs from the chart (make deploy-manifests):"
+		head -n 40 "$out/plain.diff"
+	fi
+	below=""
+	for m in "${api_minors[@]}"; do
+		if [ "$m" -lt "$lo" ]; then
+			below=$m
+		elif [ -z "$hi" ] || [ "$m" -le "$hi" ]; then
+			if "$validate" --strict --quiet --schemas "$(schemas "$m")" \
+				deploy/namespace.yaml "$f" >"$out/plain.valid"; then
+				pass "$f: Kubernetes 1.$m API accepts every field"
+			else
+				fail "$f: Kubernetes 1.$m API, inside its range:"
+				cat "$out/plain.valid"
+			fi
+		fi
+	done
+	if [ -n "$below" ] && [ "$below" -ge "$oldest" ]; then
+		if "$validate" --strict --quiet --schemas "$(schemas "$below")" \
+			"$f" >/dev/null; then
+			fail "$f: Kubernetes 1.$below accepts it too: its range" \
+				"could start lower"
+		else
+			pass "$f: Kubernetes 1.$below API refuses it, as its range says"
+		fi
+	fi
+	if grep -q "\`$f\`" README.md && grep -qF "$phrase" README.md; then
+		pass "README names $f and '$phrase'"
+	else
+		fail "README does not name \`$f\` and '$phrase'"
+	fi
+done
+# Sorted by their oldest version, the ranges must run from Chart.yaml's
+# oldest with no gap, the last one open.
+want=$oldest
+covered=yes
+while read -r lo hi f; do
+	[ "$lo" = "$want" ] || covered=no
+	if [ "$hi" = open ]; then want=open; else want=$((hi + 1)); fi
+done < <(printf '%s\n' "${plain_ranges[@]}" | sort -n)
+if [ "$covered" = yes ] && [ "$want" = open ]; then
+	pass "the plain manifests cover Kubernetes 1.$oldest and newer, no gap:" \
+		"$(printf '%s\n' "${plain_ranges[@]}" | sort -n | awk '{ printf "%s ", $3 }')"
 else
-	fail "deploy/topogate.yaml differs from the chart (make deploy-manifests):"
-	head -n 40 "$out/deploy.diff"
+	fail "the plain manifests' ranges do not cover 1.$oldest and newer:" \
+		"${plain_ranges[*]}"
 fi
-if "$validate" --strict --quiet deploy/namespace.yaml deploy/smoke-pod.yaml \
-	>"$out/deploy.valid"; then
-	pass "deploy/namespace.yaml, deploy/smoke-pod.yaml: k8s-validate --strict"
+if "$validate" --strict --quiet --schemas "$(schemas "$oldest")" \
+	deploy/namespace.yaml deploy/smoke-pod.yaml >"$out/deploy.valid" &&
+	"$validate" --strict --quiet deploy/namespace.yaml deploy/smoke-pod.yaml \
+		>>"$out/deploy.valid"; then
+	pass "deploy/namespace.yaml, deploy/smoke-pod.yaml: k8s-validate" \
+		"--strict, Kubernetes 1.$oldest and 1.$newest_api"
 else
 	fail "deploy/namespace.yaml, deploy/smoke-pod.yaml"
 	cat "$out/deploy.valid"
@@ -294,8 +484,7 @@ missing=""
 for p in "${pkgs[@]}"; do
 	apt-cache show --no-all-versions "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
-if [ -z "$missing" ] &&
-	[ "${pkgs[*]}" = "libmicrohttpd12 libcjson1 libyaml-0-2 libssl3" ]; then
+if [ -z "$missing" ] && [ "${#pkgs[@]}" -ge 4 ]; then
 	pass "Dockerfile runtime packages exist in Debian 12: ${pkgs[*]}"
 else
 	fail "Dockerfile runtime packages: '${pkgs[*]}', unknown:$missing"

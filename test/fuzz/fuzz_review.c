@@ -31,7 +31,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (body == NULL)
         return 0;
     memcpy(body, data, size);
-    if (review_respond(fuzz_snapshot, body, size, &r) != 0)
+    if (review_respond(fuzz_snapshot, NULL, body, size, &r) != 0)
         abort(); /* out of memory cannot happen at these sizes */
     if (r.body == NULL || strlen(r.body) != r.body_len ||
         (r.http_status != 200 && r.http_status != 400))

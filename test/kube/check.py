@@ -137,7 +137,7 @@ def main():
                     b64file(os.path.join(certs, "client.crt")),
                     "client-key-data: " +
                     b64file(os.path.join(certs, "client.key"))]
-        elif how == "token":
+        elif how in ("token", "wrong_ca"):
             user = ["token: token-one"]
         else:
             # tokenFile relative to the kubeconfig's directory.
@@ -233,6 +233,7 @@ def check_requests(name, sc, reqlog):
     with open(reqlog) as f:
         reqs = [json.loads(x) for x in f]
     by_res = {r: [] for r in RESOURCES + ["discovery"]}
+    times = {r: [] for r in by_res}
     bad = []
     for rq in reqs:
         u = urllib.parse.urlsplit(rq["path"])
@@ -240,6 +241,7 @@ def check_requests(name, sc, reqlog):
         res = u.path.rsplit("/", 1)[-1]
         res = res if res in by_res else "discovery"
         by_res[res].append(rq["path"])
+        times[res].append(rq["t"])
         if res == "discovery":
             continue
         if q.get("watch"):
@@ -255,6 +257,15 @@ def check_requests(name, sc, reqlog):
         not_ok("%s: requests as the API asks" % name, "; ".join(bad[:5]))
     else:
         ok("%s: requests as the API asks (%d)" % (name, len(reqs)))
+    for res, i, lo, hi in sc.get("gaps", []):
+        t = times[res]
+        gap = t[i + 1] - t[i] if i + 1 < len(t) else None
+        what = "%s: %s requests %d and %d %.1f-%.1f s apart" % (
+            name, res, i, i + 1, lo, hi)
+        if gap is not None and lo <= gap <= hi:
+            ok(what + " (%.2f)" % gap)
+        else:
+            not_ok(what, "gap %s" % gap)
     for res, pats in sc.get("requests", {}).items():
         paths = by_res[res]
         i = 0

@@ -118,8 +118,7 @@ on_restart(void *ctx, const struct kube_resource *r, const char *reason)
 }
 
 static void
-on_state(void *ctx, const struct kube_resource *r, bool synced,
-         const char *why)
+on_state(void *ctx, const struct kube_resource *r, bool synced, const char *why)
 {
     cJSON *l = line_new("state", r);
 
@@ -152,13 +151,12 @@ static void
 print_config(const struct kube_config *c)
 {
     cJSON *l = cJSON_CreateObject();
-    const char *keys[] = {"server",    "ca_file",  "ca_pem",     "cert_file",
-                          "cert_pem",  "key_file", "key_pem",    "token_file",
-                          "token",     "origin"};
-    const char *vals[] = {c->server,   c->ca_file,  c->ca_pem,
-                          c->cert_file, c->cert_pem, c->key_file,
-                          c->key_pem,  c->token_file, c->token,
-                          c->origin};
+    const char *keys[] = {"server",   "ca_file",  "ca_pem",  "cert_file",
+                          "cert_pem", "key_file", "key_pem", "token_file",
+                          "token",    "origin"};
+    const char *vals[] = {c->server,   c->ca_file,  c->ca_pem,  c->cert_file,
+                          c->cert_pem, c->key_file, c->key_pem, c->token_file,
+                          c->token,    c->origin};
 
     for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
         if (vals[i] == NULL)

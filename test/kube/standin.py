@@ -113,10 +113,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def record(self, code, note=""):
         self.server.log_request_line(self.path, code, note)
 
-    def send_json(self, code, obj, delay=0.0):
+    def send_json(self, code, obj, delay=0.0, headers=()):
         body = (json.dumps(obj) + "\n").encode()
         self.record(code)
         self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -130,8 +132,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
         self.wfile.flush()
 
-    def send_status(self, code, reason, message):
-        self.send_json(code, status(code, reason, message))
+    def send_status(self, code, reason, message, headers=()):
+        self.send_json(code, status(code, reason, message), headers=headers)
 
     def chunk(self, data):
         if data:
@@ -198,8 +200,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.record(0, "dropped before answering")
                     self.close_hard()
                     return True
+                hdrs = [("Retry-After", str(f["retry_after"]))] \
+                    if "retry_after" in f else []
                 self.send_status(code, f.get("reason", "Fault"),
-                                 f.get("message", "scripted %d" % code))
+                                 f.get("message", "scripted %d" % code),
+                                 headers=hdrs)
                 return True
         return False
 
@@ -363,7 +368,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             for s in step["batch"]:
                 data += self.change(res, s)
             self.send_events(data, 1)
-        elif any(k in step for k in ("add", "modify", "delete")):
+        elif any(k in step for k in ("add", "add_big", "modify", "delete")):
             data = self.change(res, step)
             if not step.get("silent"):
                 self.send_events(data, pieces)
@@ -411,6 +416,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if "add" in step:
                 obj = cl.put(res, "ADDED", step["add"])
                 t = "ADDED"
+            elif "add_big" in step:
+                big = step["add_big"]
+                obj = cl.put(res, "ADDED", {"metadata": {
+                    "name": big["name"],
+                    "annotations": {"blob": "x" * big["bytes"]}}})
+                t = "ADDED"
             elif "modify" in step:
                 obj = cl.put(res, "MODIFIED", step["modify"])
                 t = "MODIFIED"
@@ -455,7 +466,8 @@ class Server(http.server.ThreadingHTTPServer):
         with self.log_lock:
             with open(self.request_log, "a") as f:
                 f.write(json.dumps({"path": path, "code": code,
-                                    "note": note}) + "\n")
+                                    "note": note,
+                                    "t": time.monotonic()}) + "\n")
 
 
 def serve(scenario, cert, key, ca, token_file, client_token_file,

@@ -44,7 +44,26 @@ set_timeouts(int fd, int timeout_ms)
 }
 
 int
+conn_bind_source(int fd, int source)
+{
+    struct sockaddr_in from = {.sin_family = AF_INET};
+
+    if (source <= 0)
+        return 0;
+    /* 127.0.0.0/8 is all loopback on Linux: a client per address. */
+    from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)source);
+    return bind(fd, (struct sockaddr *)&from, sizeof(from));
+}
+
+int
 conn_open(struct conn *c, SSL_CTX *ctx, int port, int timeout_ms)
+{
+    return conn_open_from(c, ctx, port, timeout_ms, 0);
+}
+
+int
+conn_open_from(struct conn *c, SSL_CTX *ctx, int port, int timeout_ms,
+               int source)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET,
                              .sin_port = htons((uint16_t)port)};
@@ -55,6 +74,8 @@ conn_open(struct conn *c, SSL_CTX *ctx, int port, int timeout_ms)
     if (c->fd < 0)
         return -1;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (conn_bind_source(c->fd, source) != 0)
+        goto fail;
     set_timeouts(c->fd, timeout_ms);
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)

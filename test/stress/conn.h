@@ -26,6 +26,16 @@ SSL_CTX *conn_ctx(const char *ca_file);
  */
 int conn_open(struct conn *c, SSL_CTX *ctx, int port, int timeout_ms);
 
+/*
+ * The same from source address 127.0.0.(1 + source), so that connections
+ * count as coming from several clients (0: the default, 127.0.0.1).
+ */
+int conn_open_from(struct conn *c, SSL_CTX *ctx, int port, int timeout_ms,
+                   int source);
+
+/* Binds socket fd to 127.0.0.(1 + source); 0 for source 0. 0 or -1. */
+int conn_bind_source(int fd, int source);
+
 /* Writes all of buf. 0, or -1 when the connection broke. */
 int conn_write(struct conn *c, const char *buf, size_t len);
 

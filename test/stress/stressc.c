@@ -5,9 +5,13 @@
  *                [-w THINK_MS] [-T SECONDS] [-H CONNECT_MS] [-R] [-E] [-U]
  *   stressc slow -p PORT -a CA -d CASES -k header|body|vanish [-n N]
  *                [-i INTERVAL_MS] [-T SECONDS]
+ *   stressc flood ...: see flood.c
  *
- * load: CONNS threads each open one keep-alive TLS connection; once all
- * are open (or failed) they send REQS golden reviews each, back to back
+ * load: CONNS threads each open one keep-alive TLS connection (from
+ * SOURCES loopback addresses in turn with -S, as that many clients) and
+ * send their first review at once, as Go's http.Transport does with a
+ * connection it dials; once all are open (or failed) they send the rest
+ * of REQS golden reviews each, back to back
  * (or THINK_MS apart), and compare every answer with its .out.json byte
  * for byte. -R accepts connections that cannot be opened (a server out of
  * descriptors), -E accepts clean 5xx Status answers (a server out of
@@ -38,6 +42,7 @@
 
 #include "conn.h"
 #include "cases.h"
+#include "flood.h"
 
 struct opts {
     int port;
@@ -54,6 +59,11 @@ struct opts {
     const char *kind;
     int interval_ms;
     int connect_ms;
+    int sources;
+    int rate;
+    int limit_ms;
+    size_t bytes;
+    const char *mode;
 };
 
 /* What one load thread saw. */
@@ -69,7 +79,11 @@ static struct opts o = {.conns = 100,
                         .reqs = 10,
                         .seconds = 120,
                         .interval_ms = 100,
-                        .connect_ms = 10000};
+                        .connect_ms = 10000,
+                        .rate = 200,
+                        .limit_ms = 1000,
+                        .bytes = 3 * 1024 * 1024,
+                        .mode = "review"};
 static SSL_CTX *ctx;
 static struct fixture *cases;
 static int n_cases;
@@ -139,14 +153,22 @@ load_thread(void *arg)
 {
     struct tally *t = arg;
     struct conn c = {.fd = -1};
+    bool gated = false;
 
-    t->connected = conn_open(&c, ctx, o.port, o.connect_ms) == 0;
-    gate_wait();
+    t->connected =
+        conn_open_from(&c, ctx, o.port, o.connect_ms,
+                       o.sources > 0 ? t->index % o.sources : 0) == 0;
     if (!t->connected) {
+        gate_wait();
         t->unsent = o.reqs;
         return NULL;
     }
     for (int i = 0; i < o.reqs; i++) {
+        /* The first request goes at once; the rest once all are open. */
+        if (i == 1) {
+            gate_wait();
+            gated = true;
+        }
         const struct fixture *fx = &cases[(t->index + i) % n_cases];
         struct response r;
         uint64_t start;
@@ -154,7 +176,7 @@ load_thread(void *arg)
 
         if (now_ns() > stop_at) {
             t->unsent += o.reqs - i;
-            break;
+            goto out;
         }
         /*
          * As Go's http.Transport does, never reuse a connection the
@@ -163,25 +185,25 @@ load_thread(void *arg)
         if (i > 0 && server_gone(c.fd, 0)) {
             t->closed++;
             t->unsent += o.reqs - i;
-            break;
+            goto out;
         }
         start = now_ns();
         if (conn_write(&c, fx->request, fx->request_len) != 0) {
             /* Closed before this request went out: never sent. */
             t->closed++;
             t->unsent += o.reqs - i - 1;
-            break;
+            goto out;
         }
         rc = conn_read_response(&c, &r);
         if (rc == -1) {
             t->lost++;
             t->unsent += o.reqs - i - 1;
-            break;
+            goto out;
         }
         if (rc == -2) {
             t->broken++;
             t->unsent += o.reqs - i - 1;
-            break;
+            goto out;
         }
         t->us[t->n_us++] = (uint32_t)((now_ns() - start) / 1000);
         if (answer_matches(fx, &r))
@@ -194,11 +216,19 @@ load_thread(void *arg)
         if (r.close) {
             t->unsent += o.reqs - i - 1;
             t->closed++;
-            break;
+            goto out;
         }
         if (o.think_ms > 0)
             usleep((useconds_t)o.think_ms * 1000);
     }
+    if (!gated)
+        gate_wait();
+    conn_close(&c, false);
+    return NULL;
+out:
+    /* Through the gate all the same: the others wait for everyone. */
+    if (!gated)
+        gate_wait();
     conn_close(&c, false);
     return NULL;
 }
@@ -387,7 +417,7 @@ run_slow(void)
 static int
 usage(void)
 {
-    fputs("usage: stressc load|slow -p PORT -a CA -d CASES [options]\n"
+    fputs("usage: stressc load|slow|flood -p PORT -a CA -d CASES [options]\n"
           "  see the comment at the top of test/stress/stressc.c\n",
           stderr);
     return 2;
@@ -401,7 +431,8 @@ main(int argc, char **argv)
     if (argc < 2)
         return usage();
     optind = 2;
-    while ((ch = getopt(argc, argv, "p:a:d:c:n:r:P:w:T:k:i:H:REU")) != -1) {
+    while ((ch = getopt(argc, argv, "p:a:d:c:n:r:P:w:T:k:i:H:S:L:B:m:REU")) !=
+           -1) {
         switch (ch) {
         case 'p':
             o.port = atoi(optarg);
@@ -418,6 +449,7 @@ main(int argc, char **argv)
             break;
         case 'r':
             o.reqs = atoi(optarg);
+            o.rate = o.reqs; /* flood: new connections a second */
             break;
         case 'P':
             o.pad = (size_t)atol(optarg);
@@ -437,6 +469,18 @@ main(int argc, char **argv)
         case 'H':
             o.connect_ms = atoi(optarg);
             break;
+        case 'S':
+            o.sources = atoi(optarg);
+            break;
+        case 'L':
+            o.limit_ms = atoi(optarg);
+            break;
+        case 'B':
+            o.bytes = (size_t)atol(optarg);
+            break;
+        case 'm':
+            o.mode = optarg;
+            break;
         case 'R':
             o.allow_refused = true;
             break;
@@ -450,8 +494,9 @@ main(int argc, char **argv)
             return usage();
         }
     }
-    if (o.port <= 0 || o.ca == NULL || o.dir == NULL || o.conns <= 0 ||
-        o.reqs <= 0 || o.seconds <= 0)
+    if (o.port <= 0 || o.ca == NULL || o.dir == NULL || o.conns < 0 ||
+        (o.conns == 0 && strcmp(argv[1], "flood") != 0) ||
+        (o.reqs <= 0 && strcmp(argv[1], "flood") != 0) || o.seconds <= 0)
         return usage();
     signal(SIGPIPE, SIG_IGN);
     if ((ctx = conn_ctx(o.ca)) == NULL) {
@@ -462,6 +507,18 @@ main(int argc, char **argv)
         return 2;
     if (strcmp(argv[1], "load") == 0)
         return run_load();
+    if (strcmp(argv[1], "flood") == 0 && o.kind != NULL) {
+        struct flood_opts f = {.port = o.port,
+                               .kind = o.kind,
+                               .mode = o.mode,
+                               .hold = o.conns,
+                               .rate = o.rate,
+                               .sources = o.sources,
+                               .seconds = o.seconds,
+                               .limit_ms = o.limit_ms,
+                               .bytes = o.bytes};
+        return run_flood(&f, ctx, &cases[0]);
+    }
     if (strcmp(argv[1], "slow") == 0 && o.kind != NULL &&
         (strcmp(o.kind, "header") == 0 || strcmp(o.kind, "body") == 0 ||
          strcmp(o.kind, "vanish") == 0))

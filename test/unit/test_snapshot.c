@@ -50,7 +50,8 @@ test_embedded(void)
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    CHECK_INT(s->n_types, 32);
+    CHECK_INT(s->n_types, 66);
+    CHECK_INT(s->n_products, 21);
     CHECK_INT(s->mode, MODE_ENFORCE);
     t = snapshot_lookup(s, "p4d.24xlarge");
     CHECK(t != NULL);
@@ -224,6 +225,158 @@ done:
 }
 /* END print-escapes */
 
+/* BEGIN gpu-products (issue 12, point 4) */
+#define TYPE_GKE                                                             \
+    "  - name: a3-ultragpu-8g\n"                                             \
+    "    accelerator: H200\n"                                                \
+    "    resource: nvidia.com/gpu\n"                                         \
+    "    count: 8\n"                                                         \
+    "    memory: 141Gi\n"                                                    \
+    "    interconnect: nvswitch\n"                                           \
+    "    efa: %s\n"                                                          \
+    "    %s\n"                                                               \
+    "    gpuDirectRDMA: true\n"                                              \
+    "    hostMemory: 2944Gi\n"                                               \
+    "    shm: 368Gi\n"                                                       \
+    "    env: %s\n"
+
+#define PRODUCT_HEAD                                                         \
+    "instanceTypes: []\n"                                                    \
+    "gpuProducts:\n"                                                         \
+    "  - name: H100-SXM\n"                                                   \
+    "    accelerator: H100\n"                                                \
+    "    labels: [NVIDIA-H100-80GB-HBM3, h100]\n"
+
+/* The NIC of a row: EFA by default, a named resource, or an annotation. */
+static void
+test_nic_resources(void)
+{
+    struct load_error err;
+    struct snapshot *s = snapshot_parse_embedded(NULL, &err);
+    const struct instance_type *t;
+
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    t = snapshot_lookup(s, "p5.48xlarge");
+    CHECK_STR(t ? type_nic_resource(t) : NULL, "vpc.amazonaws.com/efa");
+    t = snapshot_lookup(s, "p3.2xlarge");
+    CHECK(t != NULL && type_nic_resource(t) == NULL);
+    t = snapshot_lookup(s, "Standard_ND96isr_H100_v5");
+    CHECK_STR(t ? type_nic_resource(t) : NULL, "rdma/ib");
+    CHECK_INT(t ? t->efa : -1, 8);
+    t = snapshot_lookup(s, "BM.GPU.H100.8");
+    CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/sriov_rdma_vf");
+    CHECK_INT(t ? t->efa : -1, 16);
+    /* GKE attaches its NICs by annotation: no resource to patch. */
+    t = snapshot_lookup(s, "a3-megagpu-8g");
+    CHECK(t != NULL && type_nic_resource(t) == NULL);
+    CHECK_STR(t ? t->nic_annotation : NULL, "networking.gke.io/interfaces");
+    CHECK_INT(t ? t->efa : -1, 8);
+    /* A slice of a board: unknown, and never NVLink. */
+    t = snapshot_lookup(s, "a2-highgpu-4g");
+    CHECK_INT(t ? (int)t->link : -1, LINK_UNKNOWN);
+    CHECK(!link_is_nvlink(LINK_UNKNOWN));
+    /* FI_* only where the NIC is EFA; every other row goes without. */
+    for (size_t i = 0; i < s->n_types; i++) {
+        const char *nic = type_nic_resource(&s->types[i]);
+        for (size_t j = 0; j < s->types[i].n_env; j++)
+            if (strncmp(s->types[i].env[j].name, "FI_", 3) == 0)
+                CHECK_STR(nic, "vpc.amazonaws.com/efa");
+    }
+    snapshot_unref(s);
+}
+
+static void
+test_product_errors(void)
+{
+    char text[2048];
+
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicResource: rdma/ib", "[{name: FI_PROVIDER, value: efa, "
+             "why: x}]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g' has no EFA: FI_PROVIDER is for EFA hosts "
+                 "only");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicAnnotation: networking.gke.io/interfaces",
+             "[{name: FI_PROVIDER, value: efa, why: x}]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g' has no EFA: FI_PROVIDER is for EFA hosts "
+                 "only");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "0",
+             "nicResource: rdma/ib", "[]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g' names how its NICs attach but has none "
+                 "(efa: 0)");
+    expect_error(PRODUCT_HEAD "  - name: H200-SXM\n"
+                              "    accelerator: H200\n"
+                              "    labels: [H100]\n",
+                 8, 14, "label value 'H100' already names 'H100-SXM'");
+    expect_error(PRODUCT_HEAD "    links: [{gpus: 2-8, interconnect: unknown},"
+                              " {gpus: 8, interconnect: nvswitch}]\n",
+                 6, 56, "'H100-SXM': gpus '8' overlaps an earlier entry");
+    expect_error(PRODUCT_HEAD "    links: [{gpus: 1, interconnect: single}]\n",
+                 6, 20,
+                 "gpus must be a count from 2 to 1024, a range such as 2-8, "
+                 "or a count and up such as 2+, not '1'");
+    expect_error(PRODUCT_HEAD "    links: [{gpus: +8, interconnect: pcie}]\n",
+                 6, 20,
+                 "gpus must be a count from 2 to 1024, a range such as 2-8, "
+                 "or a count and up such as 2+, not '+8'");
+    expect_error(PRODUCT_HEAD "    links: [{gpus: 2+, interconnect: single}]\n",
+                 6, 38,
+                 "interconnect of several GPUs must be pcie, nvlink, "
+                 "nvswitch, neuronlink or unknown, not 'single'");
+    expect_error("instanceTypes: []\n"
+                 "gpuProducts:\n"
+                 "  - name: A100\n"
+                 "    accelerator: A100\n"
+                 "    labels: [A100-SXM4-40GB-MIG-1g.5gb]\n",
+                 5, 14,
+                 "label value 'A100-SXM4-40GB-MIG-1g.5gb' names MIG or "
+                 "shared slices, which never match a product");
+    expect_error(PRODUCT_HEAD "    interconnect: nvswitch\n", 6, 5,
+                 "unknown key 'interconnect' in a GPU product");
+}
+
+/* Products print back as they read, links in their canonical forms. */
+static void
+test_product_print(void)
+{
+    static const char text[] =
+        PRODUCT_HEAD "    links:\n"
+                     "      - {gpus: 2-1024, interconnect: pcie}\n";
+    struct load_error err;
+    struct snapshot *a = load(text, &err), *b = NULL;
+    const struct gpu_product *p;
+    enum interconnect link;
+    char *first = NULL, *second = NULL;
+
+    CHECK(a != NULL);
+    if (a == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        return;
+    }
+    first = snapshot_print(a);
+    CHECK(first && strstr(first, "      - gpus: 2+\n"
+                                 "        interconnect: pcie\n"));
+    b = first ? load(first, &err) : NULL;
+    CHECK(b != NULL);
+    second = b ? snapshot_print(b) : NULL;
+    CHECK_STR(first, second);
+    p = b ? snapshot_product(b, "H100") : NULL;
+    CHECK_STR(p ? p->name : NULL, "H100-SXM");
+    CHECK(p && p->memory == NULL);
+    CHECK(p && product_link(p, 64, &link) && link == LINK_PCIE);
+    CHECK(p && !product_link(p, 0, &link));
+    free(first);
+    free(second);
+    snapshot_unref(a);
+    snapshot_unref(b);
+}
+/* END gpu-products */
+
 int
 main(void)
 {
@@ -232,5 +385,8 @@ main(void)
     test_namespaces();
     test_errors();
     test_print_escapes_line_breaks();
+    test_nic_resources();
+    test_product_errors();
+    test_product_print();
     CHECK_DONE();
 }

@@ -75,7 +75,7 @@ respond(const char *body)
     struct snapshot *s = snapshot_parse_embedded(NULL, &err);
     struct review_result r;
 
-    CHECK_INT(review_respond(s, body, strlen(body), &r), 0);
+    CHECK_INT(review_respond(s, NULL, body, strlen(body), &r), 0);
     snapshot_unref(s);
     return r;
 }

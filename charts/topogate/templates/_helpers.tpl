@@ -234,12 +234,12 @@ securityContext:
 volumeMounts:
   - name: out
     mountPath: /out
-  {{- if .ca }}
+  {{- if get . "ca" }}
   - name: ca
     mountPath: /ca
     readOnly: true
   {{- end }}
-  {{- if .cabundle }}
+  {{- if get . "cabundle" }}
   - name: cabundle
     mountPath: /cabundle
     readOnly: true

@@ -1,0 +1,196 @@
+/*
+ * nodes.c - `topogate nodes`: how topogate sees the cluster's GPU nodes,
+ * one line per kind of node, from a file (`kubectl get nodes -o yaml`) or
+ * from the apiserver. The same view feeds `audit --nodes`.
+ */
+#include "cmd/cmd.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/audit.h"
+#include "policy/placement.h"
+#include "policy/snapshot.h"
+#include "policy/view.h"
+#include "webhook/kube.h"
+#include "webhook/kubewatch.h"
+
+static const char nodes_usage[] =
+    "usage: topogate nodes [--nodes FILE | --kubeconfig FILE] [--policy FILE]\n"
+    "                      [-o text|json]\n"
+    "\n"
+    "  --nodes FILE       `kubectl get nodes -o yaml|json` (a List), Node,\n"
+    "                     ResourceFlavor, ClusterQueue and LocalQueue objects\n"
+    "  --kubeconfig FILE  list them from the cluster instead (in a pod: the\n"
+    "                     service account, when neither is given)\n";
+
+int
+cmd_view_read(struct view_index *x, const char *path)
+{
+    struct audit_input in = {0};
+    char *paths[] = {(char *)path};
+    int rc = audit_input_read(&in, paths, 1);
+
+    for (size_t i = 0; rc == 0 && i < in.n_docs; i++) {
+        cJSON *o = in.docs[i].object;
+        /* A NodeList's items may come without a kind (the raw API). */
+        if (o && cJSON_GetObjectItem(o, "kind") == NULL)
+            rc = view_index_put_node(x, o) < 0 ? -2 : 0;
+        else if (o && view_index_put(x, o) < 0)
+            rc = -2;
+    }
+    audit_input_free(&in);
+    if (rc == -2)
+        fprintf(stderr, "topogate: out of memory\n");
+    return rc < 0 ? -1 : 0;
+}
+
+/* A quantity of NICs as people read it: "vpc.amazonaws.com/efa 4". */
+static void
+nic_text(const struct node_kind *k, const struct placement_row *r, bool known,
+         char *out, size_t len)
+{
+    const char *nic = known ? type_nic_resource(&r->row) : NULL;
+
+    if (known && r->row.nic_annotation)
+        snprintf(out, len, "by annotation %s", r->row.nic_annotation);
+    else if (nic)
+        snprintf(out, len, "%s %d", nic, r->row.efa);
+    else if (k->n_nics > 0)
+        snprintf(out, len, "%s %ld", k->nics[0].resource, k->nics[0].count);
+    else
+        snprintf(out, len, "-");
+}
+
+static const char *
+kind_name(const struct node_kind *k)
+{
+    static const char *const keys[] = {
+        "node.kubernetes.io/instance-type", "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator", "nvidia.com/gpu.machine"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (label_get(&k->set, keys[i]))
+            return label_get(&k->set, keys[i]);
+    return "(no type or GPU label)";
+}
+
+static void
+print_text(const struct snapshot *s, const struct view *v)
+{
+    printf("%-28s %4s  %-9s %-32s %5s  %s\n", "KIND", "GPUS", "LINK", "NIC",
+           "NODES", "KNOWN BY");
+    for (size_t i = 0; i < v->n_kinds; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        struct placement_row r;
+        const char *by = placement_kind(s, k, &r);
+        const char *zone = label_get(&k->set, "topology.kubernetes.io/zone");
+        char nic[96];
+
+        nic_text(k, &r, by != NULL, nic, sizeof(nic));
+        printf("%-28s %4ld  %-9s %-32s %5zu  %s%s%s\n",
+               by ? r.row.name : kind_name(k), k->gpus,
+               by ? link_name(r.row.link) : "unknown", nic, k->nodes,
+               by ? by : "nothing topogate knows: no topology check",
+               zone ? "; zone " : "", zone ? zone : "");
+    }
+    printf("# %zu GPU nodes of %zu kinds; %zu flavors, %zu cluster queues, "
+           "%zu local queues\n",
+           v->n_nodes, v->n_kinds, v->n_flavors, v->n_cluster_queues,
+           v->n_local_queues);
+}
+
+static int
+print_json(const struct snapshot *s, const struct view *v)
+{
+    cJSON *root = cJSON_CreateObject(), *kinds = cJSON_AddArrayToObject(
+                                            root, "kinds");
+    char *text;
+
+    for (size_t i = 0; kinds && i < v->n_kinds; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        struct placement_row r;
+        const char *by = placement_kind(s, k, &r);
+        cJSON *o = cJSON_CreateObject(), *labels;
+        char nic[96];
+
+        nic_text(k, &r, by != NULL, nic, sizeof(nic));
+        cJSON_AddItemToArray(kinds, o);
+        cJSON_AddStringToObject(o, "name", by ? r.row.name : kind_name(k));
+        cJSON_AddNumberToObject(o, "gpus", (double)k->gpus);
+        cJSON_AddStringToObject(o, "interconnect",
+                                by ? link_name(r.row.link) : "unknown");
+        cJSON_AddStringToObject(o, "nic", nic);
+        cJSON_AddNumberToObject(o, "nodes", (double)k->nodes);
+        if (by)
+            cJSON_AddStringToObject(o, "knownBy", by);
+        else
+            cJSON_AddNullToObject(o, "knownBy");
+        labels = cJSON_AddObjectToObject(o, "labels");
+        for (size_t j = 0; labels && j < k->n_labels; j++)
+            cJSON_AddStringToObject(labels, k->labels[j].key,
+                                    k->labels[j].value);
+    }
+    cJSON_AddNumberToObject(root, "nodes", (double)v->n_nodes);
+    if ((text = cJSON_Print(root)) == NULL) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    puts(text);
+    free(text);
+    cJSON_Delete(root);
+    return 0;
+}
+
+int
+cmd_nodes(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"nodes", required_argument, NULL, 'N'},
+        {"kubeconfig", required_argument, NULL, 'k'},
+        {"policy", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *nodes = NULL, *kubeconfig = NULL, *policy = NULL, *out = "text";
+    struct view_index *x = NULL;
+    struct snapshot *s = NULL;
+    struct view *v = NULL;
+    int c, rc = 2;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'N': nodes = optarg; break;
+        case 'k': kubeconfig = optarg; break;
+        case 'p': policy = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(nodes_usage, stdout); return 0;
+        default: fputs(nodes_usage, stderr); return 2;
+        }
+    }
+    if (optind != argc || (nodes && kubeconfig) ||
+        (strcmp(out, "text") && strcmp(out, "json"))) {
+        fputs(nodes_usage, stderr);
+        return 2;
+    }
+    if ((s = cmd_load_policy(policy, NULL)) == NULL)
+        goto out;
+    if (nodes ? (x = view_index_new()) == NULL || cmd_view_read(x, nodes) < 0
+              : (x = kubewatch_list_once(kubeconfig)) == NULL)
+        goto out;
+    if ((v = view_build(x)) == NULL)
+        goto out;
+    if (strcmp(out, "json") == 0 ? print_json(s, v) < 0
+                                 : (print_text(s, v), false))
+        goto out;
+    rc = 0;
+out:
+    view_unref(v);
+    view_index_free(x);
+    snapshot_unref(s);
+    return rc;
+}
