@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "policy/snapshot.h"
+#include "policy/view.h"
 #include "webhook/cpus.h"
 #include "webhook/kube.h"
 #include "webhook/kubewatch.h"
@@ -48,7 +50,8 @@ static const char serve_usage[] =
     "                      [--listen ADDR:PORT] [--probe-listen ADDR:PORT]\n"
     "                      [--policy FILE] [--mode enforce|warn|audit]\n"
     "                      [--client-ca FILE] [--repack]\n"
-    "                      [--kubeconfig FILE | --no-cluster-view]\n"
+    "                      [--kubeconfig FILE | --nodes FILE | "
+    "--no-cluster-view]\n"
     "\n"
     "  --listen ADDR:PORT        admission HTTPS (default :8443, every "
     "address)\n"
@@ -64,6 +67,9 @@ static const char serve_usage[] =
     "  --kubeconfig FILE         learn the cluster's nodes and Kueue queues\n"
     "                            with this kubeconfig (in a pod: the service\n"
     "                            account, without this flag)\n"
+    "  --nodes FILE              a fixed view instead, from `kubectl get\n"
+    "                            nodes,resourceflavors,clusterqueues,\n"
+    "                            localqueues -A -o yaml` (tests, air gaps)\n"
     "  --no-cluster-view         decide from what pods pin alone\n"
     "  -n                        check the configuration, print "
     "'configuration OK'\n"
@@ -82,6 +88,7 @@ struct serve_opts {
     const char *mode;
     bool repack;
     const char *kubeconfig;
+    const char *nodes;
     bool no_cluster_view;
     bool check;
     bool verbose;
@@ -185,6 +192,7 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         {"repack", no_argument, NULL, 'r'},
         {"kubeconfig", required_argument, NULL, 'K'},
         {"no-cluster-view", no_argument, NULL, 'V'},
+        {"nodes", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -224,6 +232,9 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         case 'V':
             o->no_cluster_view = true;
             break;
+        case 'N':
+            o->nodes = optarg;
+            break;
         case 'n':
             o->check = true;
             break;
@@ -242,8 +253,10 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         serve_error("unexpected argument '%s'", argv[optind]);
         return 1;
     }
-    if (o->kubeconfig && o->no_cluster_view) {
-        serve_error("--kubeconfig and --no-cluster-view exclude each other");
+    if ((o->kubeconfig != NULL) + (o->nodes != NULL) + o->no_cluster_view >
+        1) {
+        serve_error("--kubeconfig, --nodes and --no-cluster-view exclude "
+                    "each other");
         return 1;
     }
     if (o->cert_path == NULL || o->key_path == NULL) {
@@ -269,6 +282,23 @@ serve_cluster_view(const struct serve_opts *o, struct server *srv,
     char err[512];
 
     *out = NULL;
+    if (o->nodes) {
+        struct view_index *x = view_index_new();
+        struct view *v = NULL;
+        if (x == NULL || cmd_view_read(x, o->nodes) < 0 ||
+            (v = view_build(x)) == NULL) {
+            serve_error("--nodes %s: cannot read a view from it", o->nodes);
+            view_index_free(x);
+            return -1;
+        }
+        server_set_view(srv, v);
+        metrics_set_view(m, v->n_nodes, v->n_kinds, true, (int64_t)time(NULL));
+        log_info("cluster view: %zu GPU nodes of %zu kinds from %s, fixed",
+                 v->n_nodes, v->n_kinds, o->nodes);
+        view_unref(v);
+        view_index_free(x);
+        return 0;
+    }
     if (o->no_cluster_view) {
         log_info("cluster view: off (--no-cluster-view)");
         return 0;

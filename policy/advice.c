@@ -82,6 +82,6 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "request %s: %d per pod", t->resource, t->count);
         break;
     }
-    if (t->efa > 0)
-        strbuf_printf(sb, ", " RESOURCE_EFA ": %d", t->efa);
+    if (type_nic_resource(t))
+        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), t->efa);
 }

@@ -6,6 +6,7 @@
 
 #include "advice.h"
 #include "labels.h"
+#include "pod.h"
 
 static struct strbuf *
 next_part(struct finding *f)
@@ -60,7 +61,9 @@ judge(const struct workload *w, const struct instance_type *t,
                       w->gpus, t->name, t->count);
         return;
     }
-    if (w->efa > t->efa) {
+    /* workload.c counts EFA: other NICs are not the pod's to exceed. */
+    if (w->efa > t->efa && type_nic_resource(t) &&
+        strcmp(type_nic_resource(t), RESOURCE_EFA) == 0) {
         f->sev = SEV_HARD;
         f->unschedulable = true;
         strbuf_printf(next_part(f),
@@ -118,6 +121,10 @@ judge_unknown(const struct snapshot *s, const struct placement *p,
                       "no instance type in topogate's table matches the %s: "
                       "no topology check, no patch",
                       p->via);
+    else if (p->no_node)
+        strbuf_puts(next_part(f),
+                    "no node in the cluster fits this pod yet and it pins "
+                    "no instance type: no topology check, no patch");
     else
         strbuf_puts(next_part(f),
                     "no instance type pinned (nodeSelector "

@@ -44,6 +44,7 @@ struct placement {
     size_t n_rows;
     size_t nodes;        /* the cluster's nodes behind the candidates */
     const char *unresolved; /* a candidate kind of node we cannot read */
+    bool no_node;        /* the view has no node this pod fits (yet) */
     bool too_many;       /* more than PLACEMENT_MAX: treat as unknown */
     const char *unknown; /* a candidate name not in the table, or NULL */
     bool pinned;         /* false: nothing constrains the instance type */

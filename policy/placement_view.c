@@ -239,8 +239,10 @@ placement_from_view(const struct snapshot *s, const struct view *v,
         if (!add_kind(s, k, &c))
             break;
     }
-    if (c.n_rows == 0 && c.unresolved == NULL && !c.too_many)
-        return; /* no such node yet: the view is no evidence */
+    if (c.n_rows == 0 && c.unresolved == NULL && !c.too_many) {
+        p->no_node = true; /* none yet: the view is no evidence */
+        return;
+    }
     c.pinned = true;
     c.evidence = q ? EVIDENCE_QUEUE : EVIDENCE_NODES;
     c.via = q ? "Kueue queue" : "cluster's nodes";

@@ -284,14 +284,14 @@ repack_job(const cJSON *job, const struct expansion *e, long gpus, long world,
     }
     for (size_t i = 0; rc == 1 && i < p.n_sites; i++) {
         if (set_resource(d, &p.sites[i], RESOURCE_GPU, t->count) < 0 ||
-            (t->efa > 0 &&
-             set_resource(d, &p.sites[i], RESOURCE_EFA, t->efa) < 0))
+            (type_nic_resource(t) &&
+             set_resource(d, &p.sites[i], type_nic_resource(t), t->efa) < 0))
             rc = -1;
     }
     if (rc == 1) {
         strbuf_printf(&p.changes, ", %s %ld->%d", RESOURCE_GPU, gpus, t->count);
-        if (t->efa > 0)
-            strbuf_printf(&p.changes, ", %s %d", RESOURCE_EFA, t->efa);
+        if (type_nic_resource(t))
+            strbuf_printf(&p.changes, ", %s %d", type_nic_resource(t), t->efa);
         strbuf_printf(&p.changes, " (%s, world size %ld)", t->name, world);
     }
     changes = strbuf_take(&p.changes);

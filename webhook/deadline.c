@@ -137,7 +137,7 @@ deadline_report(struct deadline *d)
         switch (why) {
         case DROP_HEAD:
             log_warnx("%s: dropped %lu connection%s (last from %s): no "
-                      "handshake and request head in %u ms",
+                      "whole request head %u ms after connecting",
                       d->name, n, n == 1 ? "" : "s", host, d->first_ms);
             break;
         case DROP_REQUEST:

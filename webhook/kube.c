@@ -209,7 +209,7 @@ kube_log_once(struct kube_res *s, const char *reason, const char *fmt, ...)
     char msg[512];
     va_list ap;
 
-    if (s->logged == reason)
+    if (s->logged != NULL && strcmp(s->logged, reason) == 0)
         return;
     s->logged = reason;
     va_start(ap, fmt);
@@ -305,7 +305,7 @@ kube_fail(struct kube_res *s, uint64_t now, const char *reason,
                   s->r->name, s->events);
     else if (next == KUBE_ABSENT)
         kube_log_once(s, reason,
-                      "%s (%s): empty until it is, looking again "
+                      "%s (%s): empty, looking again "
                       "every %u s",
                       reason, detail, (unsigned)(s->w->rediscover_ms / 1000));
     else

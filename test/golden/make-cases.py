@@ -1567,6 +1567,84 @@ def _(n):
     return job_review(n, trainjob(pin=None))
 
 
+# With a cluster view (--nodes FILE, as `serve --nodes` and `audit
+# --nodes` read it; test/nodes/ has the clusters): pods and jobs that pin
+# no instance type, judged on the nodes they can land on.
+
+EKS_VIEW = "--nodes test/nodes/eks-p4d-p5-g5.yaml"
+ONPREM_VIEW = "--nodes test/nodes/onprem-gfd-h100.yaml"
+P4D_GROUP = {"eks.amazonaws.com/nodegroup": "p4d-workers"}
+
+
+@case("view-nodegroup-16x1-trainjob-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector=P4D_GROUP)
+
+
+@case("view-nodegroup-2x8-trainjob-mutate", args=EKS_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=P4D_GROUP)
+
+
+@case("view-nodegroup-16x1-trainjob-warn", args=EKS_VIEW + " --mode warn")
+def _(n):
+    return tj_16x1(n, node_selector=P4D_GROUP)
+
+
+@case("view-no-selector-candidates-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={})
+
+
+@case("view-nodegroup-not-in-cluster-unpinned-warn", args=EKS_VIEW)
+def _(n):
+    # A node group that scales from zero has no nodes yet: no evidence.
+    return tj_16x1(n, node_selector={"eks.amazonaws.com/nodegroup":
+                                     "h100-spot"})
+
+
+@case("view-nodegroup-pcie-4x1-warn", args=EKS_VIEW)
+def _(n):
+    return tj(n, nnodes=4, nproc="1", gpu=1, cpu="10", memory="100Gi",
+              node_selector={"eks.amazonaws.com/nodegroup": "g5-dev"})
+
+
+@case("view-kueue-queue-p5-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, ns="ml", node_selector={},
+                   labels={"kueue.x-k8s.io/queue-name": "research-queue"})
+
+
+@case("view-affinity-zone-notin-p5-only-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={}, affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "NotIn",
+                 "values": ["us-east-1a"]}]}]}}})
+
+
+@case("view-gfd-product-16x1-deny", args=ONPREM_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={"nvidia.com/gpu.product":
+                                     "NVIDIA-H100-80GB-HBM3"})
+
+
+@case("view-gfd-product-2x8-rdma-ib-mutate", args=ONPREM_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={"rack": "r12"})
+
+
+@case("view-pin-wins-over-nodes", args=EKS_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("p5.48xlarge"))
+
+
+@case("job-view-trainjob-nodegroup-16x1-deny", args=EKS_VIEW)
+def _(n):
+    return job_review(n, trainjob(pin=P4D_GROUP))
+
+
 @case("job-trainjob-unknown-type-warn")
 def _(n):
     return job_review(n, trainjob(pin=it("g5.8xlarge")))

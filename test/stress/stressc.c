@@ -73,6 +73,9 @@ struct tally {
     long correct, wrong, errors, lost, broken, closed, unsent;
     uint32_t *us; /* latency of each answered request */
     long n_us;
+    uint32_t connect_us; /* connect and TLS handshake, then the first
+                            request written: what a server's first
+                            window must allow */
 };
 
 static struct opts o = {.conns = 100,
@@ -154,6 +157,7 @@ load_thread(void *arg)
     struct tally *t = arg;
     struct conn c = {.fd = -1};
     bool gated = false;
+    uint64_t dial = now_ns();
 
     t->connected =
         conn_open_from(&c, ctx, o.port, o.connect_ms,
@@ -188,6 +192,8 @@ load_thread(void *arg)
             goto out;
         }
         start = now_ns();
+        if (i == 0)
+            t->connect_us = (uint32_t)((start - dial) / 1000);
         if (conn_write(&c, fx->request, fx->request_len) != 0) {
             /* Closed before this request went out: never sent. */
             t->closed++;
@@ -258,7 +264,7 @@ run_load(void)
     pthread_t *th = calloc((size_t)o.conns, sizeof(*th));
     struct tally sum = {0};
     pthread_attr_t attr;
-    uint32_t *all;
+    uint32_t *all, *dials;
     uint64_t start;
     double secs;
     int connected = 0, started = 0;
@@ -290,7 +296,10 @@ run_load(void)
     secs = (double)(now_ns() - start) / 1e9;
 
     all = malloc(sizeof(uint32_t) * ((size_t)o.conns * (size_t)o.reqs + 1));
+    dials = calloc((size_t)o.conns + 1, sizeof(uint32_t));
     for (int i = 0; i < started; i++) {
+        if (t[i].connected)
+            dials[connected] = t[i].connect_us;
         connected += t[i].connected;
         sum.correct += t[i].correct;
         sum.wrong += t[i].wrong;
@@ -304,16 +313,20 @@ run_load(void)
         free(t[i].us);
     }
     qsort(all, (size_t)sum.n_us, sizeof(uint32_t), cmp_u32);
+    qsort(dials, (size_t)connected, sizeof(uint32_t), cmp_u32);
     printf("load conns=%d connected=%d refused=%d requests=%ld answered=%ld "
            "correct=%ld wrong=%ld errors=%ld lost=%ld broken=%ld closed=%ld "
            "unsent=%ld p50_ms=%.2f p99_ms=%.2f max_ms=%.2f seconds=%.2f "
-           "rps=%.0f\n",
+           "rps=%.0f dial_p99_ms=%.2f dial_max_ms=%.2f\n",
            o.conns, connected, o.conns - connected, (long)o.conns * o.reqs,
            sum.n_us, sum.correct, sum.wrong, sum.errors, sum.lost, sum.broken,
            sum.closed, sum.unsent, percentile_ms(all, sum.n_us, 0.50),
            percentile_ms(all, sum.n_us, 0.99),
            percentile_ms(all, sum.n_us, 1.0), secs,
-           secs > 0 ? (double)sum.n_us / secs : 0);
+           secs > 0 ? (double)sum.n_us / secs : 0,
+           percentile_ms(dials, connected, 0.99),
+           percentile_ms(dials, connected, 1.0));
+    free(dials);
     ok = started == o.conns && sum.wrong == 0 && sum.lost == 0 &&
          sum.broken == 0 && (o.allow_refused || connected == o.conns) &&
          (o.allow_errors || sum.errors == 0) &&
