@@ -192,14 +192,23 @@ $(BENCH_BIN): test/bench/decide_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 
+VIEW_BENCH = $(BUILD)/bench/view_bench
+
+$(VIEW_BENCH): test/bench/view_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+
 bench: bench-deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)
 	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)
+	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
+		tee test/bench/view.json
 
 # The in-process figures alone, in a few seconds.
 bench-decide: deps
-	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(VIEW_BENCH)
 	@$(BENCH_BIN) $(SHARED)/bench/fixtures/*.json
+	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json
 
 # --- load and faults (test/stress) ------------------------------------------
 

@@ -2,13 +2,14 @@
 #include "webhook/budget.h"
 
 bool
-budget_take(struct budget *b, size_t n)
+budget_take(struct budget *b, size_t n, size_t keep)
 {
     size_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    size_t limit = keep < b->limit ? b->limit - keep : 0;
     size_t peak;
 
     do {
-        if (n > b->limit || used > b->limit - n)
+        if (n > limit || used > limit - n)
             return false;
     } while (!atomic_compare_exchange_weak_explicit(
         &b->used, &used, used + n, memory_order_relaxed,

@@ -20,8 +20,11 @@ struct budget {
     atomic_size_t peak; /* the most ever used: for the log and tests */
 };
 
-/* Charges n bytes: true, or false (nothing charged) past the limit. */
-bool budget_take(struct budget *b, size_t n);
+/*
+ * Charges n bytes: true, or false (nothing charged) when that would leave
+ * less than keep of the limit free.
+ */
+bool budget_take(struct budget *b, size_t n, size_t keep);
 
 /* Gives back n bytes charged before. */
 void budget_give(struct budget *b, size_t n);

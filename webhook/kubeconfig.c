@@ -67,6 +67,14 @@ kube_config_in_cluster(struct kube_config *c, char *err, size_t err_len)
         kube_config_free(c);
         return -1;
     }
+    /* Without a token (automountServiceAccountToken: false) every call
+     * would be a 401: better said once, now. */
+    if (access(c->token_file, R_OK) != 0) {
+        snprintf(err, err_len, "cannot read '%s': %s", c->token_file,
+                 strerror(errno));
+        kube_config_free(c);
+        return -1;
+    }
     return 0;
 }
 

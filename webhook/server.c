@@ -96,6 +96,8 @@
  * 3 MiB and trickling would otherwise take 600 MiB.
  */
 #define SERVER_BODY_BUDGET (32 * 1024 * 1024)
+/* Of it, what large bodies leave to first pieces: 64 of 64 KiB. */
+#define SERVER_BODY_KEEP (4 * 1024 * 1024)
 
 /*
  * Each connection's buffer, for the request headers and a piece of body
@@ -317,7 +319,10 @@ server_grow(struct server *srv, struct request *req, size_t cap)
 {
     char *p;
 
-    if (!budget_take(&srv->bodies, cap - req->cap)) {
+    /* A body's first SERVER_CHUNK may use the whole budget; past that,
+     * SERVER_BODY_KEEP stays free for the small bodies of other reviews. */
+    if (!budget_take(&srv->bodies, cap - req->cap,
+                     cap > SERVER_CHUNK ? SERVER_BODY_KEEP : 0)) {
         req->refuse = 503;
         goto drop;
     }

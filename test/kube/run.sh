@@ -161,16 +161,48 @@ expect_match "kubeconfig: a file that is not there" \
 OUT=$(env -u KUBERNETES_SERVICE_HOST "$DUMP" --config --in-cluster 2>&1)
 expect_match "in cluster: without the environment, says so" \
 	"not in a cluster: KUBERNETES_SERVICE_HOST" "$OUT"
+mkdir -p "$TMP/sa"
+echo tok >"$TMP/sa/token"
 OUT=$(KUBERNETES_SERVICE_HOST=fd00::1 KUBERNETES_SERVICE_PORT=443 \
-	TOPOGATE_SA_DIR=/sa "$DUMP" --config --in-cluster 2>&1)
+	TOPOGATE_SA_DIR=$TMP/sa "$DUMP" --config --in-cluster 2>&1)
 expect "in cluster: IPv6 in brackets, CA and token from the SA dir" \
-	"https://[fd00::1]:443 /sa/ca.crt /sa/token" \
+	"https://[fd00::1]:443 $TMP/sa/ca.crt $TMP/sa/token" \
 	"$(field server) $(field ca_file) $(field token_file)"
 OUT=$(KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 \
-	env -u TOPOGATE_SA_DIR "$DUMP" --config --in-cluster 2>&1)
-expect "in cluster: the service-account mount by default" \
-	"https://10.96.0.1:443 /var/run/secrets/kubernetes.io/serviceaccount/token" \
-	"$(field server) $(field token_file)"
+	TOPOGATE_SA_DIR=$TMP/nosa "$DUMP" --config --in-cluster 2>&1)
+expect_match "in cluster: no token mounted, says so at once" \
+	"cannot read '$TMP/nosa/token': No such file" "$OUT"
+if [ ! -e /var/run/secrets/kubernetes.io/serviceaccount/token ]; then
+	OUT=$(KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 \
+		env -u TOPOGATE_SA_DIR "$DUMP" --config --in-cluster 2>&1)
+	expect_match "in cluster: the service-account mount by default" \
+		"cannot read '/var/run/secrets/kubernetes.io/serviceaccount/token'" \
+		"$OUT"
+fi
+
+# --- nothing listening: retried with back-off, logged once ------------------
+
+PORT=$(free_port)
+kc "$K/down" "server: https://127.0.0.1:$PORT
+certificate-authority-data: $(base64 -w0 "$C/ca.crt")" "token: x"
+KUBE_DUMP_BACKOFF_MS=100 "$DUMP" --kubeconfig "$K/down" >"$TMP/down.out" \
+	2>"$TMP/down.err" &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid
+rc=$?
+tries=$(grep -c '"res":"nodes","reason":"dropped"' "$TMP/down.out")
+logged=$(grep -c 'nodes: dropped' "$TMP/down.err")
+states=$(grep -c '"res":"nodes","synced":false,"why":"dropped"' \
+	"$TMP/down.out")
+if [ "$rc" = 0 ] && [ "$tries" -ge 3 ] && [ "$logged" = 1 ] &&
+	[ "$states" = 1 ]; then
+	ok "apiserver down: $tries tries in 2 s, one state change, one log line"
+else
+	not_ok "apiserver down: tries, one state change, one log line" \
+		"rc $rc, $tries tries, $states states, $logged lines: $(cat "$TMP/down.err")"
+fi
 
 # --- scenarios against the stand-in -----------------------------------------
 
