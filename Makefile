@@ -121,12 +121,14 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
 	@test/kube/run.sh $(BUILD)
 	@test/golden/run.sh $(BUILD)/topogate
+	@test/nodes/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate
 	@test/e2e/tls.sh $(BUILD)/topogate
 	@test/e2e/reload.sh $(BUILD)/topogate
 	@test/certgen/run.sh $(BUILD)/topogate
 	@test/corpus/run.sh $(BUILD)/topogate
 	@test/audit/run.sh $(BUILD)/topogate
+	@test/e2e/hostile.sh $(BUILD)/topogate
 
 unit: all $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
@@ -214,6 +216,8 @@ bench-decide: deps
 
 STRESS_SRC = $(wildcard test/stress/*.c)
 STRESSC = $(BUILD)/stress/stressc
+# test/e2e/hostile.sh floods with it.
+sanitize: $(STRESSC)
 
 .PHONY: stress stress-smoke
 

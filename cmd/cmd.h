@@ -19,7 +19,8 @@ int cmd_nodes(int argc, char **argv);
 
 /*
  * Reads Node objects (a List too) and Kueue's from a file into x; items
- * without a kind are Nodes. 0, or -1 with the reason on stderr.
+ * without a kind are Nodes. The number of Nodes read, or -1 with the
+ * reason on stderr.
  */
 struct view_index;
 int cmd_view_read(struct view_index *x, const char *path);

@@ -33,20 +33,29 @@ cmd_view_read(struct view_index *x, const char *path)
 {
     struct audit_input in = {0};
     char *paths[] = {(char *)path};
-    int rc = audit_input_read(&in, paths, 1);
+    int rc = audit_input_read(&in, paths, 1), nodes = 0;
 
     for (size_t i = 0; rc == 0 && i < in.n_docs; i++) {
         cJSON *o = in.docs[i].object;
+        if (in.docs[i].error) {
+            fprintf(stderr, "topogate: %s:%d: %s\n", path, in.docs[i].line,
+                    in.docs[i].error);
+            rc = -1;
+            break;
+        }
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind"));
         /* A NodeList's items may come without a kind (the raw API). */
-        if (o && cJSON_GetObjectItem(o, "kind") == NULL)
+        if (o && (kind == NULL || strcmp(kind, "Node") == 0)) {
+            nodes++;
             rc = view_index_put_node(x, o) < 0 ? -2 : 0;
-        else if (o && view_index_put(x, o) < 0)
+        } else if (o && view_index_put(x, o) < 0) {
             rc = -2;
+        }
     }
     audit_input_free(&in);
     if (rc == -2)
         fprintf(stderr, "topogate: out of memory\n");
-    return rc < 0 ? -1 : 0;
+    return rc < 0 ? -1 : nodes;
 }
 
 /* A quantity of NICs as people read it: "vpc.amazonaws.com/efa 4". */
@@ -70,8 +79,8 @@ static const char *
 kind_name(const struct node_kind *k)
 {
     static const char *const keys[] = {
-        "node.kubernetes.io/instance-type", "nvidia.com/gpu.product",
-        "cloud.google.com/gke-accelerator", "nvidia.com/gpu.machine"};
+        "nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
+        "node.kubernetes.io/instance-type", "nvidia.com/gpu.machine"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (label_get(&k->set, keys[i]))
             return label_get(&k->set, keys[i]);
@@ -79,7 +88,7 @@ kind_name(const struct node_kind *k)
 }
 
 static void
-print_text(const struct snapshot *s, const struct view *v)
+print_text(const struct snapshot *s, const struct view *v, int left_out)
 {
     printf("%-28s %4s  %-9s %-32s %5s  %s\n", "KIND", "GPUS", "LINK", "NIC",
            "NODES", "KNOWN BY");
@@ -97,10 +106,14 @@ print_text(const struct snapshot *s, const struct view *v)
                by ? by : "nothing topogate knows: no topology check",
                zone ? "; zone " : "", zone ? zone : "");
     }
-    printf("# %zu GPU nodes of %zu kinds; %zu flavors, %zu cluster queues, "
-           "%zu local queues\n",
+    printf("# GPU nodes %zu, kinds %zu; Kueue flavors %zu, cluster queues "
+           "%zu, local queues %zu\n",
            v->n_nodes, v->n_kinds, v->n_flavors, v->n_cluster_queues,
            v->n_local_queues);
+    if (left_out > 0)
+        printf("# %d more node%s with no allocatable nvidia.com/gpu (CPU "
+               "nodes, MIG, no device plugin) left out\n",
+               left_out, left_out == 1 ? "" : "s");
 }
 
 static int
@@ -159,7 +172,7 @@ cmd_nodes(int argc, char **argv)
     struct view_index *x = NULL;
     struct snapshot *s = NULL;
     struct view *v = NULL;
-    int c, rc = 2;
+    int c, rc = 2, read = 0;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
@@ -179,13 +192,16 @@ cmd_nodes(int argc, char **argv)
     }
     if ((s = cmd_load_policy(policy, NULL)) == NULL)
         goto out;
-    if (nodes ? (x = view_index_new()) == NULL || cmd_view_read(x, nodes) < 0
+    if (nodes ? (x = view_index_new()) == NULL ||
+                    (read = cmd_view_read(x, nodes)) < 0
               : (x = kubewatch_list_once(kubeconfig)) == NULL)
         goto out;
     if ((v = view_build(x)) == NULL)
         goto out;
     if (strcmp(out, "json") == 0 ? print_json(s, v) < 0
-                                 : (print_text(s, v), false))
+                                 : (print_text(s, v,
+                                               read - (int)v->n_nodes),
+                                    false))
         goto out;
     rc = 0;
 out:

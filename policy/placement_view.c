@@ -140,11 +140,13 @@ const char *
 placement_kind(const struct snapshot *s, const struct node_kind *k,
                struct placement_row *r)
 {
+    /* GFD's gpu.machine is the DMI product name: the EC2 type on AWS. */
     static const char *const type_keys[] = {
-        LABEL_INSTANCE_TYPE, "beta.kubernetes.io/instance-type"};
+        LABEL_INSTANCE_TYPE, "beta.kubernetes.io/instance-type",
+        "nvidia.com/gpu.machine"};
     const struct instance_type *t;
 
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof(type_keys) / sizeof(type_keys[0]); i++) {
         const char *type = label_get(&k->set, type_keys[i]);
         if (type && (t = snapshot_lookup(s, type)) != NULL)
             return row_from_type(t, k, r) ? type_keys[i] : NULL;
