@@ -86,6 +86,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         placement_from_view(s, req->view, &m, w->gpus, req->namespace,
                             pod_label(pod, LABEL_QUEUE_NAME), &p);
     agreed = placement_known(&p);
+    d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
         d->instance_type = p.types[0]->name;
@@ -153,7 +154,9 @@ decide(const struct snapshot *s, const struct admission *req,
         strcmp(req->operation, "CREATE") != 0 || !cJSON_IsObject(pod))
         return 0;
     workload_read(pod, &w);
-    if (!w.any_gpu && !w.bad_value)
+    /* A null GPU count is a GPU the user meant to ask for. */
+    if (!w.any_gpu && !w.bad_value &&
+        !(w.null_resource && strcmp(w.null_resource, RESOURCE_GPU) == 0))
         return 0;
     if (w.owner == OWNER_NONE || w.launcher)
         return 0;
@@ -174,6 +177,13 @@ decide(const struct snapshot *s, const struct admission *req,
         d->verdict = d->judged = VERDICT_ALLOW;
         return rc < 0 ? rc
                       : decision_set_reason(d, "unreadable GPU or EFA count");
+    }
+    /* Null reads as absent: the request counts, and the user is told. */
+    if (w.null_container && workload_warn_null(&w, d) < 0)
+        return -1;
+    if (!w.any_gpu) {
+        d->verdict = d->judged = VERDICT_ALLOW;
+        return decision_set_reason(d, "GPU count is null");
     }
     return decide_governed(s, req, &w, d);
 }

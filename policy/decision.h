@@ -48,6 +48,8 @@ struct decision {
     char *fix;            /* what to change instead, one line, or NULL */
     bool finding;         /* a layout or instance-type problem was found */
     const char *instance_type; /* a table row's name, "unknown" or "" */
+    const char *known_by; /* how: "pin", "policy", "nodes", "queue",
+                             "none"; NULL when not governed. Static. */
     char **warnings;
     size_t n_warnings;
     struct op *ops;

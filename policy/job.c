@@ -38,6 +38,7 @@ struct verdict_of_job {
     bool skip;           /* a pod template asks to opt out */
     enum evidence evidence; /* what the worst pod's candidates rest on */
     struct placement_row row; /* worst.type, when made from the view */
+    struct workload null_w;   /* of the first pod with a null count */
 };
 
 /* worst.type may point into p, which is the loop's: keep a copy. */
@@ -128,6 +129,8 @@ judge_job(const struct snapshot *s, const struct admission *req,
         struct finding f;
 
         job_workload(e, pod, &w);
+        if (w.null_container && !v->null_w.null_container)
+            v->null_w = w;
         if (!w.any_gpu || w.launcher || w.bad_value)
             continue;
         v->any_gpu = true;
@@ -232,13 +235,22 @@ decide_job(const struct snapshot *s, const struct admission *req,
         judge_job(s, req, &e, &v) < 0)
         goto out;
     rc = 0;
-    if (e.skipped || !v.any_gpu)
+    if (e.skipped || (!v.any_gpu && !v.null_w.null_container))
         goto out;
     d->mode = mode_name(mode);
     d->instance_type = v.worst.type ? v.worst.type->name : "unknown";
+    d->known_by = evidence_name(v.pinned ? v.evidence : EVIDENCE_NONE);
     d->verdict = d->judged = VERDICT_ALLOW;
     if ((rc = judge_opt_out(s, req->namespace, v.skip, d)) != 0) {
         rc = rc < 0 ? -1 : 0;
+        goto out;
+    }
+    if (v.null_w.null_container && workload_warn_null(&v.null_w, d) < 0) {
+        rc = -1;
+        goto out;
+    }
+    if (!v.any_gpu) {
+        rc = decision_set_reason(d, "GPU count is null");
         goto out;
     }
     d->finding = !v.pinned || v.worst.sev != SEV_OK;

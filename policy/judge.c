@@ -74,6 +74,16 @@ judge(const struct workload *w, const struct instance_type *t,
     }
     if (w->gpus == t->count || w->pods < 2)
         return;
+    if (t->link == LINK_UNKNOWN) {
+        /* A guess may warn: nothing says whether this split costs NVLink. */
+        f->sev = SEV_SOFT;
+        strbuf_printf(next_part(f),
+                      "%s (%dx %s) split into %ld-GPU pods: how its GPUs are "
+                      "joined is not known, so the layout is not checked",
+                      t->name, t->count, t->accelerator, w->gpus);
+        advice_layout(next_part(f), w, t);
+        return;
+    }
     if (link_is_nvlink(t->link) && !computedomain_connected(w, t)) {
         f->sev = SEV_HARD;
         strbuf_printf(next_part(f),

@@ -62,6 +62,14 @@ lint_resources(const cJSON *c, const char *cname, struct lint *l)
         cJSON_ArrayForEach(kv, map)
         {
             const char *k = kv->string;
+            /* workload.c says what the apiserver does with it. */
+            if (cJSON_IsNull(kv) &&
+                note(l,
+                     "container '%s': %s %s is null (`%s:` with no value); "
+                     "the apiserver reads it as 0, or drops it from a "
+                     "custom resource: give a number",
+                     cname, m ? "requests" : "limits", k, k) < 0)
+                return -1;
             if (strcmp(k, "nvidia.com") == 0 ||
                 (!strchr(k, '/') && strstr(k, "gpu")))
                 if (note(l,

@@ -12,17 +12,37 @@ json_string(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A value that says something: a null is no more than an absent key. */
+static const cJSON *
+present(const cJSON *v)
+{
+    return cJSON_IsNull(v) ? NULL : v;
+}
+
 const cJSON *
 pod_resource(const cJSON *container, const char *resource)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(container, "resources");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(res, "limits"), resource);
+    const cJSON *v = present(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(res, "limits"), resource));
 
     if (v == NULL)
-        v = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(res, "requests"), resource);
+        v = present(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(res, "requests"), resource));
     return v;
+}
+
+const char *
+pod_null_quantity(const cJSON *container, const char *resource)
+{
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(container, "resources");
+    static const char *const maps[] = {"limits", "requests"};
+
+    for (size_t i = 0; i < 2; i++)
+        if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(res, maps[i]), resource)))
+            return maps[i];
+    return NULL;
 }
 
 enum count_status
@@ -31,7 +51,7 @@ pod_count(const cJSON *container, const char *resource, long *out)
     const cJSON *v = pod_resource(container, resource);
 
     *out = 0;
-    if (v == NULL || cJSON_IsNull(v))
+    if (v == NULL)
         return COUNT_ABSENT;
     return quantity_count(v, out) == 0 ? COUNT_OK : COUNT_INVALID;
 }

@@ -17,14 +17,22 @@ enum count_status { COUNT_ABSENT, COUNT_OK, COUNT_INVALID };
 
 /*
  * A container's count of an extended resource: limits, else requests
- * (the apiserver requires them equal). COUNT_INVALID when the value is
- * not a whole number; *out is then 0.
+ * (the apiserver requires them equal). A null (YAML "nvidia.com/gpu:"
+ * with nothing after it) reads as absent, so a null limit falls back to
+ * the request. COUNT_INVALID when the value is not a whole number; *out
+ * is then 0.
  */
 enum count_status pod_count(const cJSON *container, const char *resource,
                             long *out);
 
 /* The raw value behind pod_count(), for messages. NULL when absent. */
 const cJSON *pod_resource(const cJSON *container, const char *resource);
+
+/*
+ * Where the container's resource is a null: "limits", else "requests";
+ * NULL when neither map holds a null for it.
+ */
+const char *pod_null_quantity(const cJSON *container, const char *resource);
 
 /* A native sidecar: an init container with restartPolicy Always. */
 bool pod_is_sidecar(const cJSON *init_container);

@@ -448,7 +448,7 @@ view_index_put_kueue(struct view_index *x, const char *kind, const cJSON *obj)
     char key[512];
 
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
-        return -1;
+        return 0; /* not one of Kueue's, or nameless: nothing to keep */
     kueue_key(obj, key, sizeof(key));
     /* Only the spec matters; status changes on every admission. */
     old = cJSON_GetObjectItemCaseSensitive(*map, key);

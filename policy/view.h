@@ -95,8 +95,8 @@ int view_index_put_node(struct view_index *x, const cJSON *node);
 int view_index_del_node(struct view_index *x, const cJSON *node);
 
 /* Kueue's objects, by kind ("ResourceFlavor", "ClusterQueue",
- * "LocalQueue"); put: 1 changed, 0 same, -1 out of memory or not a kind
- * of Kueue's. */
+ * "LocalQueue"); put: 1 changed, 0 same (or not such an object), -1 out
+ * of memory. */
 int view_index_put_kueue(struct view_index *x, const char *kind,
                          const cJSON *obj);
 int view_index_del_kueue(struct view_index *x, const char *kind,

@@ -36,16 +36,27 @@ is_true(const char *s)
     return s && strcmp(s, "true") == 0;
 }
 
-/* Counts one resource in a container, remembering the first bad value. */
+/*
+ * Counts one resource in a container, remembering the first bad value
+ * and the first null.
+ */
 static long
 count_or_note(const cJSON *c, const char *resource, struct workload *w)
 {
+    const char *null_map = pod_null_quantity(c, resource);
     long n;
 
     if (pod_count(c, resource, &n) == COUNT_INVALID && !w->bad_value) {
         w->bad_container = json_string(c, "name");
         w->bad_value = pod_resource(c, resource);
         w->bad_resource = resource;
+    }
+    if (null_map && !w->null_container) {
+        const char *name = json_string(c, "name");
+        w->null_container = name ? name : "?";
+        w->null_resource = resource;
+        w->null_map = null_map;
+        w->null_other = pod_resource(c, resource);
     }
     return n;
 }
@@ -200,6 +211,67 @@ workload_read(const cJSON *pod, struct workload *w)
     w->owner = read_owner(pod, w);
     read_shape(pod, w);
     w->has_claims = has_dra_claims(pod);
+}
+
+/*
+ * What the apiserver does with a null quantity, as read in its code
+ * (kubernetes/kubernetes at 009f4971 and the v1 validation it shares):
+ * - a Pod, or a built-in kind's pod template: Quantity.UnmarshalJSON
+ *   reads "null" as 0 (staging/src/k8s.io/apimachinery/pkg/api/resource/
+ *   quantity.go); SetDefaults_Pod copies a limit into requests only
+ *   where requests lack the key (pkg/apis/core/v1/defaults.go); and
+ *   ValidateResourceRequirements refuses an extended resource whose
+ *   request differs from its limit ("must be equal to nvidia.com/gpu
+ *   limit of 0") or that has a request and no limit ("Limit must be set
+ *   for non overcommitable resources"), pkg/apis/core/validation.
+ * - a custom resource (TrainJob, PyTorchJob, MPIJob): a null whose
+ *   schema is not nullable and has no default is dropped before
+ *   defaulting (k8s.io/apiextensions-apiserver pkg/apiserver/schema/
+ *   defaulting/prunenulls.go, PruneNonNullableNullsWithoutDefaults);
+ *   its pods then carry the other map alone.
+ * So a null limit beside a request is refused either way (request 8,
+ * limit 0; or request 8, no limit), and a null alone means no device.
+ */
+int
+workload_warn_null(const struct workload *w, struct decision *d)
+{
+    const char *name = w->null_container, *map = w->null_map;
+    const char *res = w->null_resource;
+    bool in_limits = strcmp(map, "limits") == 0;
+    bool alone = w->null_other == NULL;
+    char *other = NULL;
+    int rc;
+
+    if (!alone &&
+        (other = cJSON_IsString(w->null_other)
+                     ? strdup(w->null_other->valuestring)
+                     : cJSON_PrintUnformatted(w->null_other)) == NULL)
+        return -1;
+    if (!alone)
+        rc = decision_warn(d,
+                           "container '%s': %s %s is null (no value); "
+                           "topogate read %s %s: %s",
+                           name, map, res, in_limits ? "requests" : "limits",
+                           res, other);
+    else
+        rc = decision_warn(d,
+                           "container '%s': %s %s is null (no value); "
+                           "topogate read it as absent",
+                           name, map, res);
+    free(other);
+    if (rc < 0)
+        return -1;
+    if (alone)
+        return decision_warn(d, "the apiserver reads a null quantity as 0 "
+                                "(a custom resource drops it): no device; "
+                                "give a number");
+    if (in_limits)
+        return decision_warn(d, "the apiserver refuses it: a null reads as "
+                                "0 (a custom resource drops it) and requests "
+                                "must equal limits; set the limit");
+    return decision_warn(d, "a Pod with it is refused: a null reads as 0 and "
+                            "requests must equal limits (a custom resource "
+                            "drops it); remove it");
 }
 
 long

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "decision.h"
+
 enum owner {
     OWNER_NONE,       /* not a training pod topogate governs */
     OWNER_PYTORCHJOB, /* Training Operator v1 */
@@ -30,6 +32,10 @@ struct workload {
     const char *bad_container; /* a container whose GPU/EFA count is */
     const cJSON *bad_value;    /* not a whole number, and that value */
     const char *bad_resource;
+    const char *null_container; /* a container whose GPU/EFA count is */
+    const char *null_resource;  /* null, that resource, the map that */
+    const char *null_map;       /* holds the null ("limits"), and the */
+    const cJSON *null_other;    /* value read instead, or NULL */
     long pods;            /* pods in the job; 1 when it cannot be read */
     bool pods_known;
     bool elastic;         /* PET_NNODES is "min:max" */
@@ -39,6 +45,13 @@ struct workload {
 
 /* Fills *w from a Pod object; never fails. */
 void workload_read(const cJSON *pod, struct workload *w);
+
+/*
+ * The warnings for a null GPU/EFA count (w->null_container set): what
+ * topogate read instead and what the apiserver does with it. 0, or -1
+ * out of memory.
+ */
+int workload_warn_null(const struct workload *w, struct decision *d);
 
 /* World size: pods x processes per pod. */
 long workload_world(const struct workload *w);

@@ -15,14 +15,22 @@
  * is logged when it differs from the last one logged for that resource,
  * so an apiserver that is down for an hour gives one line, not hundreds.
  *
- * Connections: curl keeps one only when its response was read whole; a
- * watch, which ends by a close or by our abort, never goes back to the
- * pool (FORBID_REUSE), and neither does any transfer we abort.
+ * A failure backs off 0.8 s, doubling to 30 s, plus up to half again,
+ * from the start once the last failure is 2 minutes old (client-go's
+ * 800 ms, 30 s, 2 min). A 410 lists again at once; the end of a watch
+ * at its timeoutSeconds watches again at once.
+ *
+ * Connections: curl keeps one only when its response was read whole (an
+ * error status included: its body is read to the end); a watch, which
+ * ends by a close or by our abort, never goes back to the pool
+ * (FORBID_REUSE), and a transfer we abort is closed by curl.
+ *
+ * The thread sleeps in curl_multi_poll() until a socket, the next start
+ * or the next tick; kube_watch_stop() wakes it with curl_multi_wakeup().
  */
 #include "webhook/kube.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -51,6 +59,9 @@
 #define KUBE_STALL_S 90
 #define KUBE_WATCH_MIN_S 300
 #define KUBE_WATCH_MAX_S 600
+/* The server ends a watch at timeoutSeconds; this is for one that does
+ * not, and streams bookmarks past it. */
+#define KUBE_WATCH_GUARD_S (KUBE_WATCH_MAX_S + 60)
 #define KUBE_LIST_LIMIT 500
 /* One event: a Node is tens of KiB, a huge CRD object a few MiB. */
 #define KUBE_EVENT_MAX (8u << 20)
@@ -374,9 +385,7 @@ kube_start(struct kube_res *s, uint64_t now)
         .key_file = w->cfg.key_file,
         .watch = s->phase == KUBE_WATCH,
         .stall_s = w->stall_s,
-        /* The server ends a watch at timeoutSeconds; this is the guard
-         * for one that streams bookmarks past it. */
-        .max_s = KUBE_WATCH_MAX_S + 60,
+        .max_s = KUBE_WATCH_GUARD_S,
     };
     char *url = NULL;
     CURL *e = NULL;
@@ -765,6 +774,10 @@ kube_done(struct kube_res *s, CURLcode rc, uint64_t now)
     s->hdrs = NULL;
     if (s->abort_reason != NULL) {
         kube_fail(s, now, s->abort_reason, s->abort_next, s->abort_detail);
+    } else if (rc == CURLE_OPERATION_TIMEDOUT && s->phase == KUBE_WATCH &&
+               now - s->started_ms >= 1000 * (uint64_t)KUBE_WATCH_GUARD_S) {
+        /* A server that ignored our timeoutSeconds: an end all the same. */
+        kube_fail(s, now, "watch_end", KUBE_REWATCH_NOW, "our guard");
     } else if (rc != CURLE_OK) {
         snprintf(detail, sizeof(detail), "%s",
                  s->errbuf[0] ? s->errbuf : curl_easy_strerror(rc));
@@ -810,13 +823,13 @@ kube_thread(void *arg)
         }
         curl_multi_perform(w->multi, &running);
         while ((m = curl_multi_info_read(w->multi, &left)) != NULL) {
-            struct kube_res *s = NULL;
             CURLcode rc = m->data.result;
+            char *s = NULL;
 
             if (m->msg != CURLMSG_DONE)
                 continue;
-            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-            kube_done(s, rc, kube_now_ms());
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &s);
+            kube_done((struct kube_res *)s, rc, kube_now_ms());
         }
         now = kube_now_ms();
         if (now >= next_tick) {

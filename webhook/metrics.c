@@ -58,6 +58,7 @@ static const int metrics_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 #define METRICS_NCODES (sizeof(metrics_codes) / sizeof(metrics_codes[0]))
 
 #define METRICS_RESTARTS 14
+#define METRICS_KNOWN_BY 5
 
 struct metrics {
     struct series none;    /* instance_type "" */
@@ -72,6 +73,7 @@ struct metrics {
     atomic_uint_least64_t view_nodes, view_kinds, view_synced;
     atomic_int_least64_t view_built_at;
     atomic_uint_least64_t restarts[METRICS_RESTARTS];
+    atomic_uint_least64_t known_by[METRICS_KNOWN_BY];
 
     pthread_mutex_t lock; /* writers of types[]; the policy fields */
     size_t n_types;
@@ -86,6 +88,10 @@ static const char *const restart_reasons[METRICS_RESTARTS] = {
     "http_4xx",    "timeout",     "stalled",     "unauthorized",
     "forbidden",   "not_served",  "watch_end",   "too_large", "other",
 };
+
+/* How a governed review knew the hardware: policy/placement.h evidence. */
+static const char *const known_by_names[METRICS_KNOWN_BY] = {
+    "none", "pin", "policy", "nodes", "queue"};
 
 /* A growing string; after a failed append it stays failed. */
 struct buf {
@@ -427,6 +433,29 @@ metrics_set_view(struct metrics *m, size_t nodes, size_t kinds, bool synced,
 }
 
 void
+metrics_known_by(struct metrics *m, const char *how)
+{
+    for (size_t i = 0; i < METRICS_KNOWN_BY; i++)
+        if (strcmp(known_by_names[i], how) == 0)
+            atomic_fetch_add_explicit(&m->known_by[i], 1,
+                                      memory_order_relaxed);
+}
+
+static void
+render_known_by(struct buf *b, struct metrics *m)
+{
+    buf_printf(b, "# HELP topogate_reviews_known_by_total Governed reviews "
+                  "by how the hardware was known: a pin, the policy, the "
+                  "cluster's nodes, a Kueue queue, or none.\n"
+                  "# TYPE topogate_reviews_known_by_total counter\n");
+    for (size_t i = 0; i < METRICS_KNOWN_BY; i++)
+        buf_printf(b, "topogate_reviews_known_by_total{known_by=\"%s\"} "
+                      "%llu\n",
+                   known_by_names[i],
+                   (unsigned long long)atomic_load(&m->known_by[i]));
+}
+
+void
 metrics_watch_restart(struct metrics *m, const char *reason)
 {
     size_t i = 0;
@@ -486,6 +515,7 @@ metrics_render(struct metrics *m)
     render_duration(&b, m);
     render_http(&b, m);
     render_reloads(&b, m);
+    render_known_by(&b, m);
     render_view(&b, m);
     render_info(&b, m);
     if (b.failed) {

@@ -236,6 +236,7 @@ remember(struct review_result *out, const struct admission *req,
     copy_field(out->instance_type, sizeof(out->instance_type),
                d->instance_type);
     out->verdict = d->verdict;
+    out->known_by = d->known_by;
     out->n_ops = d->n_ops;
 }
 

@@ -25,6 +25,7 @@ struct review_result {
     char namespace_[64];
     char name[128];          /* pod name, or generateName */
     char instance_type[64];  /* a table row, "unknown", or "" */
+    const char *known_by;    /* static: decision.h; NULL: not governed */
     size_t n_ops;
 };
 

@@ -387,13 +387,14 @@ server_log(const struct review_result *r, const char *decision, uint64_t us)
     char uid[sizeof(r->uid)], ns[sizeof(r->namespace_)];
     char pod[sizeof(r->name)], type[sizeof(r->instance_type)];
 
-    log_info("review uid=%s ns=%s pod=%s type=%s decision=%s ops=%zu "
-             "us=%llu",
+    log_info("review uid=%s ns=%s pod=%s type=%s known=%s decision=%s "
+             "ops=%zu us=%llu",
              server_field(uid, sizeof(uid), r->uid),
              server_field(ns, sizeof(ns), r->namespace_),
              server_field(pod, sizeof(pod), r->name),
-             server_field(type, sizeof(type), r->instance_type), decision,
-             r->n_ops, (unsigned long long)us);
+             server_field(type, sizeof(type), r->instance_type),
+             r->known_by ? r->known_by : "-", decision, r->n_ops,
+             (unsigned long long)us);
 }
 
 /* Last call: the whole body is in. */
@@ -452,6 +453,8 @@ server_review(struct server *srv, struct MHD_Connection *conn,
     ok = res.http_status == 200;
     server_log(&res, ok ? verdict_name(res.verdict) : "error", us);
     metrics_review(srv->metrics, ok, res.verdict, res.instance_type, us);
+    if (res.known_by)
+        metrics_known_by(srv->metrics, res.known_by);
     metrics_http(srv->metrics, res.http_status);
     review_result_free(&res);
     return ret;

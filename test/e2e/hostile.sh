@@ -78,10 +78,7 @@ field() {
 # expect_flood NAME: the last flood held every timed request to 1 s.
 expect_flood() {
 	if [ "$RC" -eq 0 ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		ok "$1: $(field ok "$OUT")/$(field checks "$OUT") in time," \
-			"p99 $(field p99_ms "$OUT") ms, max $(field max_ms "$OUT") ms;" \
-			"flood held $(field held_min "$OUT")-$(field held_max "$OUT")," \
-			"$(field opened "$OUT") opened"
+		ok "$1: $(field ok "$OUT")/$(field checks "$OUT") in time, p99 $(field p99_ms "$OUT") ms, max $(field max_ms "$OUT") ms; the flood opened $(field opened "$OUT"), held $(field held_min "$OUT")-$(field held_max "$OUT")"
 	else
 		not_ok "$1" "$OUT $(tail -n 3 "$TMP/client.err")"
 	fi
@@ -160,6 +157,7 @@ EOF
 	expect_no_sanitizer_report
 	stop_server
 	finish hostile
+	exit 0
 fi
 
 # --- 5: stalled large bodies and memory --------------------------------------
@@ -214,15 +212,13 @@ sleep 1
 after=$(vmrss_kib "$SERVER_PID")
 after=${after:-0}
 if [ "$peak" -le $((96 * 1024)) ]; then
-	ok "200 stalled 3 MiB bodies: peak resident $((peak / 1024)) MiB" \
-		"(started at $((base / 1024)) MiB; 96 MiB allowed)"
+	ok "200 stalled 3 MiB bodies: peak resident $((peak / 1024)) MiB (started at $((base / 1024)) MiB; 96 MiB allowed)"
 else
 	not_ok "200 stalled 3 MiB bodies: peak resident memory" \
 		"$((peak / 1024)) MiB, over 96 MiB"
 fi
 if [ "$after" -le $((base + 16 * 1024)) ]; then
-	ok "memory given back after the burst: $((after / 1024)) MiB" \
-		"(started at $((base / 1024)) MiB)"
+	ok "memory given back after the burst: $((after / 1024)) MiB (started at $((base / 1024)) MiB)"
 else
 	not_ok "memory given back after the burst" \
 		"$((after / 1024)) MiB, started at $((base / 1024)) MiB"

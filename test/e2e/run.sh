@@ -311,7 +311,7 @@ kill $open 2>/dev/null
 expect_no_sanitizer_report
 expect_match "one log line per review, with the fields" \
 	' info: review uid=e2e-plain-0001 ns=default pod=web type=- '\
-'decision=ignore ops=0 us=[0-9]+$' \
+'known=- decision=ignore ops=0 us=[0-9]+$' \
 	"$(cat "$TMP/server.log")"
 
 finish e2e

@@ -2,7 +2,9 @@
  * fuzz_manifest.c - libFuzzer target: manifest bytes through what
  * `topogate audit` does with a document: YAML -> JSON, the placeholder
  * scan, then expansion, decide() per pod, the job-level decision and the
- * manifest lint (audit_object()), with runtimes from the same input.
+ * manifest lint (audit_object()), with runtimes from the same input and
+ * a cluster view of the Nodes and Kueue objects among the documents, as
+ * `audit` builds it.
  *
  * The embedded policy is loaded once. Beyond "no crash, no leak, no
  * undefined behaviour", an expanded workload's outcome must be one the
@@ -15,6 +17,7 @@
 
 #include "policy/audit.h"
 #include "policy/snapshot.h"
+#include "policy/view.h"
 #include "test/fuzz/embedded_policy.h"
 #include "policy/yamljson.h"
 
@@ -49,14 +52,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             runtimes[rt.n++] = obj;
         objs[n++] = obj;
     }
+    struct view_index *x = view_index_new();
+    struct view *view = NULL;
+    for (size_t i = 0; x && i < n; i++)
+        if (view_index_put(x, objs[i]) < 0)
+            abort();
+    if (x && (view = view_build(x)) == NULL)
+        abort();
     for (size_t i = 0; i < n; i++) {
         struct audit_item item;
-        if (audit_object(fuzz_snapshot, objs[i], &rt, &item) != 0)
+        if (audit_object(fuzz_snapshot, view, objs[i], &rt, &item) != 0)
             abort(); /* out of memory cannot happen at these sizes */
         if (item.outcome > OUTCOME_DENY)
             abort();
         audit_item_free(&item);
     }
+    view_unref(view);
+    view_index_free(x);
     for (size_t i = 0; i < n; i++)
         cJSON_Delete(objs[i]);
     ytree_free(tree);

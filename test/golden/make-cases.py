@@ -1155,6 +1155,49 @@ def _(n):
               node_selector=P4D)
 
 
+# Null quantities: YAML `nvidia.com/gpu:` with nothing after it. The
+# apiserver reads null as 0 in a Pod and drops it from a custom resource
+# (policy/workload.c says where): topogate reads it as absent, so the
+# request counts, and says so. Reviews built from manifests carry the
+# null itself, which k8s-validate refuses: .novalidate.
+
+def null_quantity(r, resource="nvidia.com/gpu", request=None):
+    """Turns the first container's limit of resource into a null; its
+    request becomes `request`, or goes when None."""
+    res = r["request"]["object"]["spec"]["containers"][0]["resources"]
+    res["limits"][resource] = None
+    if request is None:
+        res["requests"].pop(resource, None)
+    else:
+        res["requests"][resource] = request
+    return r
+
+
+@case("null-gpu-limit-reads-request-16x1-deny")
+def _(n):
+    NOVALIDATE.add(n)
+    return null_quantity(tj_16x1(n), request="1")
+
+
+@case("null-gpu-limit-reads-request-2x8-audit", args="--mode audit")
+def _(n):
+    NOVALIDATE.add(n)
+    return null_quantity(tj_2x8(n), request="8")
+
+
+@case("null-gpu-limit-alone-allow")
+def _(n):
+    NOVALIDATE.add(n)
+    return null_quantity(tj_2x8(n))
+
+
+@case("null-efa-limit-reads-request-audit", args="--mode audit")
+def _(n):
+    NOVALIDATE.add(n)
+    return null_quantity(tj_2x8(n, efa=4), resource="vpc.amazonaws.com/efa",
+                         request="4")
+
+
 # Containers that are not ours to touch.
 
 @case("native-sidecar-untouched")
@@ -1718,6 +1761,19 @@ def _(n):
     old = trainjob(nodes=2, nproc=8, gpu=8, efa=4)
     new = trainjob(nodes=16, nproc=1, gpu=1)
     return job_review(n, new, operation="UPDATE", old_object=old)
+
+
+@case("job-pytorchjob-null-gpu-limit-deny")
+def _(n):
+    # As a manifest has it: the apiserver would drop the null from the
+    # custom resource, and then refuse the pods (request, no limit).
+    NOVALIDATE.add(n)
+    job = pytorchjob()
+    for rs in job["spec"]["pytorchReplicaSpecs"].values():
+        res = rs["template"]["spec"]["containers"][0]["resources"]
+        res["limits"]["nvidia.com/gpu"] = None
+        res["requests"] = {"nvidia.com/gpu": 1}
+    return job_review(n, job)
 
 
 # --------------------------------------------------------------- writing

@@ -1,4 +1,5 @@
 /* Quantities as Kubernetes spells them, and counts of devices. */
+#include "policy/pod.h"
 #include "policy/quantity.h"
 #include "test/unit/check.h"
 
@@ -17,6 +18,23 @@ count(const char *json, long *out)
     int rc = quantity_count(v, out);
     cJSON_Delete(v);
     return rc;
+}
+
+/* pod_count() on one container's resources, as JSON. */
+static enum count_status
+container_count(const char *resources, long *out, const char **null_map)
+{
+    char json[512];
+    cJSON *c;
+    enum count_status st;
+
+    snprintf(json, sizeof(json), "{\"name\":\"c\",\"resources\":%s}",
+             resources);
+    c = cJSON_Parse(json);
+    st = pod_count(c, "nvidia.com/gpu", out);
+    *null_map = pod_null_quantity(c, "nvidia.com/gpu");
+    cJSON_Delete(c);
+    return st;
 }
 
 int
@@ -51,5 +69,28 @@ main(void)
     CHECK_INT(count("true", &n), -1);
     CHECK_INT(count("\"${GPU_PER_WORKER}\"", &n), -1);
     CHECK_INT(count("1e9", &n), -1);
+
+    /* YAML "nvidia.com/gpu:" with no value: a null, read as absent. */
+    const char *null_map;
+    CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":null},"
+                              "\"requests\":{\"nvidia.com/gpu\":\"8\"}}",
+                              &n, &null_map),
+              COUNT_OK);
+    CHECK_INT(n, 8);
+    CHECK_STR(null_map, "limits");
+    CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":null}}", &n,
+                              &null_map),
+              COUNT_ABSENT);
+    CHECK_STR(null_map, "limits");
+    CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":4},"
+                              "\"requests\":{\"nvidia.com/gpu\":null}}",
+                              &n, &null_map),
+              COUNT_OK);
+    CHECK_INT(n, 4);
+    CHECK_STR(null_map, "requests");
+    CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":\"2\"}}",
+                              &n, &null_map),
+              COUNT_OK);
+    CHECK(null_map == NULL);
     CHECK_DONE();
 }

@@ -1,0 +1,179 @@
+/*
+ * Connection slots and windows (webhook/deadline.c): which connection a
+ * new one displaces when all slots are taken, the per-address cap, and
+ * the short first window. Sockets are socketpair() ends: a connection
+ * shut down by the server side reads as the end of the stream here.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test/unit/check.h"
+#include "webhook/deadline.h"
+
+struct end {
+    int server; /* what the deadline watches */
+    int client; /* what tells whether it was shut down */
+    struct deadline_conn *c;
+};
+
+static struct sockaddr_in
+addr(int last)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)last);
+    return sa;
+}
+
+static int
+open_end(struct deadline *d, struct end *e, int from, bool *full)
+{
+    int sv[2];
+    struct sockaddr_in sa = addr(from);
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return -1;
+    e->server = sv[0];
+    e->client = sv[1];
+    e->c = deadline_open(d, e->server, (struct sockaddr *)&sa, full);
+    return e->c != NULL ? 0 : -1;
+}
+
+/* Whether the server side was shut down: the client reads the end. */
+static bool
+shut(const struct end *e)
+{
+    char b;
+
+    return recv(e->client, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+static void
+close_end(struct deadline *d, struct end *e)
+{
+    deadline_close(d, e->c);
+    close(e->server);
+    close(e->client);
+    e->c = NULL;
+}
+
+static void
+sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+/* All slots taken: silent new ones go first, then silent kept ones, then
+ * young new ones; never one in a request, nor a kept one just answered. */
+static void
+test_eviction_order(void)
+{
+    struct deadline *d = deadline_new("test", 10, 10000, 3, 10);
+    struct end a, b, c, e, f, g;
+    bool full;
+
+    CHECK(d != NULL);
+    CHECK_INT(open_end(d, &a, 1, &full), 0); /* will be kept */
+    CHECK_INT(open_end(d, &b, 2, &full), 0); /* will be new, silent */
+    CHECK_INT(open_end(d, &c, 3, &full), 0); /* will be in a request */
+    deadline_request_line(a.c);
+    deadline_request_head(a.c);
+    deadline_answered(a.c);
+    deadline_request_line(c.c);
+    deadline_request_head(c.c);
+    sleep_ms(600); /* past the moment a connection is let be */
+
+    CHECK_INT(open_end(d, &e, 4, &full), 0);
+    CHECK(shut(&b));  /* the silent new one */
+    CHECK(!shut(&a)); /* not the kept one yet */
+    CHECK(!shut(&c));
+    close_end(d, &b);
+
+    CHECK_INT(open_end(d, &f, 5, &full), 0);
+    CHECK(!shut(&e)); /* young: the silent kept one goes before it */
+    CHECK(shut(&a));
+    CHECK(!shut(&c));
+    close_end(d, &a);
+
+    /* Left: c in a request, e and f new and young: the older new goes. */
+    CHECK_INT(open_end(d, &g, 6, &full), 0);
+    CHECK(shut(&e));
+    CHECK(!shut(&f));
+    close_end(d, &e);
+
+    /* Only requests and a kept one just answered: the new one is refused. */
+    deadline_request_line(f.c);
+    deadline_request_head(f.c);
+    deadline_request_line(g.c);
+    deadline_request_head(g.c);
+    deadline_answered(g.c);
+    CHECK_INT(open_end(d, &e, 7, &full), -1);
+    CHECK(full);
+    close(e.server);
+    close(e.client);
+    CHECK(!shut(&c) && !shut(&f) && !shut(&g));
+    close_end(d, &c);
+    close_end(d, &f);
+    close_end(d, &g);
+    deadline_free(d);
+}
+
+/* One address past its cap displaces its own oldest, not another's. */
+static void
+test_per_address(void)
+{
+    struct deadline *d = deadline_new("test", 10, 10000, 100, 2);
+    struct end x1, x2, x3, y1;
+    bool full;
+
+    CHECK_INT(open_end(d, &y1, 9, &full), 0);
+    CHECK_INT(open_end(d, &x1, 8, &full), 0);
+    CHECK_INT(open_end(d, &x2, 8, &full), 0);
+    CHECK_INT(open_end(d, &x3, 8, &full), 0);
+    CHECK(shut(&x1));
+    CHECK(!shut(&x2) && !shut(&x3) && !shut(&y1));
+    close_end(d, &x1);
+    close_end(d, &x2);
+    close_end(d, &x3);
+    close_end(d, &y1);
+    deadline_free(d);
+}
+
+/* A new connection has first_ms for its head; then the request window. */
+static void
+test_first_window(void)
+{
+    struct deadline *d = deadline_new("test", 2, 300, 10, 10);
+    struct end idle, asked;
+    bool full;
+
+    CHECK_INT(open_end(d, &idle, 1, &full), 0);
+    CHECK_INT(open_end(d, &asked, 2, &full), 0);
+    deadline_request_line(asked.c);
+    deadline_request_head(asked.c);
+    sleep_ms(200);
+    CHECK(!shut(&idle));
+    sleep_ms(500); /* 300 ms and a watchdog tick of 250 ms */
+    CHECK(shut(&idle));
+    CHECK(!shut(&asked));
+    sleep_ms(2000); /* the request's 2 s are over too */
+    CHECK(shut(&asked));
+    close_end(d, &idle);
+    close_end(d, &asked);
+    deadline_free(d);
+}
+
+int
+main(void)
+{
+    test_eviction_order();
+    test_per_address();
+    test_first_window();
+    CHECK_DONE();
+}
