@@ -15,6 +15,7 @@
 #include "placement.h"
 #include "pod.h"
 #include "workload.h"
+#include "zones.h"
 
 /* Audit mode's account of the patch it did not make. */
 static int
@@ -101,6 +102,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     judge_all(s, w, &p, &worst);
     d->finding = worst.sev != SEV_OK;
     placement_candidates(&p, candidates, sizeof(candidates));
+    if (zones_warn(&p.zones, w->pods, json_get(pod, "spec"), d) < 0)
+        goto out;
     v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
     if (v == VERDICT_DENY) {
         /* Nothing is patched on a denied pod. */

@@ -183,6 +183,102 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
     return skip(e, obj, "not a workload kind topogate expands");
 }
 
+/* Every member of was is in now, equal: now may only add members. */
+static bool
+adds_members(const cJSON *was, const cJSON *now)
+{
+    const cJSON *kv;
+
+    if (was == NULL || cJSON_IsNull(was))
+        return true;
+    if (!cJSON_IsObject(was) || !cJSON_IsObject(now))
+        return cJSON_Compare(was, now, true);
+    cJSON_ArrayForEach(kv, was)
+    {
+        if (!cJSON_Compare(kv, cJSON_GetObjectItemCaseSensitive(now, kv->string),
+                           true))
+            return false;
+    }
+    return true;
+}
+
+/* Every item of was is in now: now may only add items (tolerations). */
+static bool
+adds_items(const cJSON *was, const cJSON *now)
+{
+    const cJSON *a, *b;
+
+    if (was == NULL || cJSON_IsNull(was))
+        return true;
+    if (!cJSON_IsArray(was) || !cJSON_IsArray(now))
+        return false;
+    cJSON_ArrayForEach(a, was)
+    {
+        bool found = false;
+        cJSON_ArrayForEach(b, now)
+        {
+            if ((found = cJSON_Compare(a, b, true)))
+                break;
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * One pod: what Kueue merges in from its ResourceFlavor (nodeSelector,
+ * tolerations, labels, annotations, schedulingGates: kueue
+ * pkg/podset/podset.go Merge) may grow; the rest must be equal.
+ */
+static bool
+pod_narrows(const cJSON *was, const cJSON *now)
+{
+    static const char *const merged[] = {"nodeSelector", "tolerations",
+                                         "schedulingGates"};
+    const cJSON *wm = json_get(was, "metadata"), *nm = json_get(now, "metadata");
+    const cJSON *ws = json_get(was, "spec"), *ns = json_get(now, "spec");
+    cJSON *wrest, *nrest;
+    bool same;
+
+    if (!adds_members(json_get(wm, "labels"), json_get(nm, "labels")) ||
+        !adds_members(json_get(wm, "annotations"),
+                      json_get(nm, "annotations")) ||
+        !adds_members(json_get(ws, "nodeSelector"),
+                      json_get(ns, "nodeSelector")) ||
+        !adds_items(json_get(ws, "tolerations"), json_get(ns, "tolerations")))
+        return false;
+    wrest = cJSON_Duplicate(ws, true);
+    nrest = cJSON_Duplicate(ns, true);
+    for (size_t i = 0; i < sizeof(merged) / sizeof(merged[0]); i++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(wrest, merged[i]);
+        cJSON_DeleteItemFromObjectCaseSensitive(nrest, merged[i]);
+    }
+    /* Out of memory reads as "not the same": the UPDATE is judged. */
+    same = wrest && nrest && cJSON_Compare(wrest, nrest, true);
+    cJSON_Delete(wrest);
+    cJSON_Delete(nrest);
+    return same;
+}
+
+bool
+expand_narrows(const struct expansion *was, const struct expansion *now)
+{
+    const struct job_shape *a = &was->job, *b = &now->job;
+
+    if (was->skipped || now->skipped || was->n_groups != now->n_groups ||
+        a->owner != b->owner || a->nodes != b->nodes || a->procs != b->procs ||
+        a->elastic != b->elastic || a->has_master != b->has_master)
+        return false;
+    for (size_t i = 0; i < now->n_groups; i++) {
+        const struct pod_group *g = &was->groups[i], *h = &now->groups[i];
+        if (strcmp(g->role, h->role) != 0 || g->replicas != h->replicas ||
+            !pod_narrows(g->pod, h->pod))
+            return false;
+    }
+    return true;
+}
+
 void
 expansion_free(struct expansion *e)
 {

@@ -62,6 +62,15 @@ int expand(const cJSON *obj, const struct runtimes *rt, struct expansion *out);
 
 void expansion_free(struct expansion *e);
 
+/*
+ * Whether the pods of now differ from those of was only as Kueue changes
+ * them when it starts a job or ungates a pod: node selector keys and
+ * tolerations added, scheduling gates changed, pod labels and
+ * annotations added. Containers, counts and shape are the same. An
+ * UPDATE like this (suspend true -> false with it) is Kueue's to make.
+ */
+bool expand_narrows(const struct expansion *was, const struct expansion *now);
+
 /* The object's API group, into buf: "apps/v1" -> "apps"; "v1" -> "". */
 const char *expand_api_group(const cJSON *obj, char *buf, size_t len);
 

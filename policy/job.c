@@ -18,6 +18,7 @@
 #include "pod.h"
 #include "podbuild.h"
 #include "repack.h"
+#include "zones.h"
 
 bool
 job_kind(const char *group, const char *kind)
@@ -38,6 +39,9 @@ struct verdict_of_job {
     bool skip;           /* a pod template asks to opt out */
     enum evidence evidence; /* what the worst pod's candidates rest on */
     struct placement_row row; /* worst.type, when made from the view */
+    struct zone_set zones;    /* of a GPU pod's candidates spanning zones */
+    const cJSON *zones_spec;  /* that pod's spec */
+    long zones_pods;
     struct workload null_w;   /* of the first pod with a null count */
 };
 
@@ -141,6 +145,11 @@ judge_job(const struct snapshot *s, const struct admission *req,
             v->unknown = p.unknown;
         if (!placement_known(&p))
             continue;
+        if (p.zones.n > 1 && v->zones.n < 2) {
+            v->zones = p.zones;
+            v->zones_spec = json_get(pod, "spec");
+            v->zones_pods = w.pods;
+        }
         v->pinned = true;
         judge_all(s, &w, &p, &f);
         if (f.sev > v->worst.sev || v->worst.type == NULL) {
@@ -218,6 +227,31 @@ spec_unchanged(const struct admission *req)
            cJSON_Compare(now, was, true);
 }
 
+/*
+ * Nor is an UPDATE whose pods differ from before only by what Kueue
+ * merges in when it starts the job (suspend goes false with it): refusing
+ * it would leave the job suspended for good, and a change to containers
+ * makes Kueue rebuild its Workload. Pods are judged when created, with
+ * the selector Kueue gave them. 1 yes, 0 no, -1 out of memory.
+ */
+static int
+update_narrows(const struct admission *req, const struct expansion *now)
+{
+    struct expansion was;
+    int rc;
+
+    if (strcmp(req->operation, "UPDATE") != 0 ||
+        !cJSON_IsObject(req->old_object))
+        return 0;
+    if (expand(req->old_object, NULL, &was) < 0) {
+        expansion_free(&was);
+        return -1;
+    }
+    rc = expand_narrows(&was, now) ? 1 : 0;
+    expansion_free(&was);
+    return rc;
+}
+
 int
 decide_job(const struct snapshot *s, const struct admission *req,
            struct decision *d)
@@ -232,7 +266,14 @@ decide_job(const struct snapshot *s, const struct admission *req,
         !cJSON_IsObject(req->object) || spec_unchanged(req))
         return 0;
     if (expand(req->object, NULL, &e) < 0 ||
-        judge_job(s, req, &e, &v) < 0)
+        (rc = update_narrows(req, &e)) < 0)
+        goto out;
+    if (rc == 1) {
+        rc = 0;
+        goto out;
+    }
+    rc = -1;
+    if (judge_job(s, req, &e, &v) < 0)
         goto out;
     rc = 0;
     if (e.skipped || (!v.any_gpu && !v.null_w.null_container))
@@ -273,6 +314,10 @@ decide_job(const struct snapshot *s, const struct admission *req,
                          d, "instance type not known at job level") < 0
                  ? -1
                  : 0;
+        goto out;
+    }
+    if (zones_warn(&v.zones, v.zones_pods, v.zones_spec, d) < 0) {
+        rc = -1;
         goto out;
     }
     if (v.worst.sev == SEV_HARD)

@@ -17,6 +17,7 @@
 #include "snapshot.h"
 
 #define PLACEMENT_MAX 64
+#define PLACEMENT_ZONES 8
 
 /* What the candidates rest on. Only a guess (NONE) can never refuse. */
 enum evidence {
@@ -36,6 +37,14 @@ struct placement_row {
     char shm[24]; /* row.shm of a row made from a GPU product */
 };
 
+/* Zones of candidate nodes (view-owned strings), and whether any of
+ * them has RDMA NICs pods ask for. */
+struct zone_set {
+    const char *names[PLACEMENT_ZONES];
+    size_t n;
+    bool nics;
+};
+
 struct placement {
     const struct instance_type *types[PLACEMENT_MAX]; /* known candidates */
     size_t n_types;
@@ -45,6 +54,7 @@ struct placement {
     size_t nodes;        /* the cluster's nodes behind the candidates */
     const char *unresolved; /* a candidate kind of node we cannot read */
     bool no_node;        /* the view has no node this pod fits (yet) */
+    struct zone_set zones; /* of the candidate nodes */
     bool too_many;       /* more than PLACEMENT_MAX: treat as unknown */
     const char *unknown; /* a candidate name not in the table, or NULL */
     bool pinned;         /* false: nothing constrains the instance type */

@@ -173,6 +173,23 @@ in_queue(const struct view *v, const struct view_cluster_queue *q,
     return false;
 }
 
+/* The zone of a kind of node, once; past PLACEMENT_ZONES they are many
+ * anyway, and the first eight say so well enough. */
+static void
+add_zone(struct placement *p, const struct node_kind *k)
+{
+    const char *z = label_get(&k->set, "topology.kubernetes.io/zone");
+
+    if (z == NULL)
+        z = label_get(&k->set, "failure-domain.beta.kubernetes.io/zone");
+    if (z == NULL || p->zones.n == PLACEMENT_ZONES)
+        return;
+    for (size_t i = 0; i < p->zones.n; i++)
+        if (strcmp(p->zones.names[i], z) == 0)
+            return;
+    p->zones.names[p->zones.n++] = z;
+}
+
 /* One kind as a candidate; false when p is full. */
 static bool
 add_kind(const struct snapshot *s, const struct node_kind *k,
@@ -194,6 +211,8 @@ add_kind(const struct snapshot *s, const struct node_kind *k,
         return true;
     }
     r->nodes = k->nodes;
+    add_zone(p, k);
+    p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
     p->n_rows++;
     p->types[p->n_types++] = &r->row;
     return true;

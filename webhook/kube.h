@@ -41,7 +41,8 @@ struct kube_config {
  * In cluster: KUBERNETES_SERVICE_HOST/PORT, the mounted CA and token
  * (from $TOPOGATE_SA_DIR instead of the service-account mount when set:
  * for tests). 0, or -1 with a one-line reason in err ("not in a
- * cluster: ...").
+ * cluster: ...", or "cannot read '.../token': ..." when no token is
+ * mounted). The token is read again by the watch as it rotates.
  */
 int kube_config_in_cluster(struct kube_config *c, char *err, size_t err_len);
 

@@ -1304,6 +1304,42 @@ def _(n):
     return review(n, new, HUMAN, operation="UPDATE", old_object=old)
 
 
+# A gated pod (Kueue's topology gate) is judged at CREATE with what it
+# says; the later UPDATE that removes the gate and narrows its node
+# selector (kueue pkg/controller/tas/topology_ungater.go) is not ours.
+
+GATE = [{"name": "kueue.x-k8s.io/topology"}]
+
+
+@case("gated-pod-create-judged-deny")
+def _(n):
+    return tj_16x1(n, spec_extra={"schedulingGates": GATE},
+                   labels={"kueue.x-k8s.io/queue-name": "research"})
+
+
+@case("gated-pod-ungate-update-narrows-ignored")
+def _(n):
+    old = trainjob_pod(n, nnodes=16, nproc="1", gpu=1, cpu="10",
+                       memory="100Gi", node_selector=P4D,
+                       spec_extra={"schedulingGates": GATE},
+                       labels={"kueue.x-k8s.io/queue-name": "research"})
+    old["metadata"]["name"] = "llama3-8b-sft-node-0-3-q9v4d"
+    old["metadata"]["uid"] = uid("pod", n)
+    old["metadata"]["resourceVersion"] = "48213377"
+    old["metadata"]["creationTimestamp"] = "2026-03-14T09:26:53Z"
+    old["metadata"] = ordered(old["metadata"], [
+        "name", "generateName", "namespace", "uid", "resourceVersion",
+        "creationTimestamp", "labels", "annotations", "ownerReferences",
+        "finalizers"])
+    new = copy.deepcopy(old)
+    del new["spec"]["schedulingGates"]
+    new["spec"]["nodeSelector"]["kubernetes.io/hostname"] = \
+        "ip-10-0-12-34.us-west-2.compute.internal"
+    r = review(n, new, KUEUE, operation="UPDATE", old_object=old)
+    r["request"]["options"]["fieldManager"] = "kueue-tas-ungater"
+    return r
+
+
 @case("non-pod-kind-ignored")
 def _(n):
     obj = {"kind": "ConfigMap", "apiVersion": "v1",
@@ -1683,6 +1719,41 @@ def _(n):
     return tj_2x8(n, node_selector=it("p5.48xlarge"))
 
 
+# A node group whose nodes span two zones: EFA does not cross them.
+ZONES_VIEW = "--nodes test/nodes/eks-p5-two-zones.yaml"
+P5_GROUP = {"eks.amazonaws.com/nodegroup": "p5-workers"}
+
+
+@case("view-zones-nodegroup-spans-two-zones-warn", args=ZONES_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=P5_GROUP)
+
+
+@case("view-zones-zone-pinned-silent", args=ZONES_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=dict(P5_GROUP, **{
+        "topology.kubernetes.io/zone": "us-east-1b"}))
+
+
+@case("view-zones-pod-affinity-on-zone-silent", args=ZONES_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=P5_GROUP, affinity={"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {
+                "jobset.sigs.k8s.io/jobset-name": "llama3-8b-sft"}},
+            "topologyKey": "topology.kubernetes.io/zone"}]}})
+
+
+@case("view-zones-one-pod-job-silent", args=ZONES_VIEW)
+def _(n):
+    return tj(n, nnodes=1, nproc="8", gpu=8, index=0, node_selector=P5_GROUP)
+
+
+@case("job-view-zones-trainjob-warn", args=ZONES_VIEW)
+def _(n):
+    return job_review(n, trainjob(nodes=2, nproc=8, gpu=8, pin=P5_GROUP))
+
+
 @case("job-view-trainjob-nodegroup-16x1-deny", args=EKS_VIEW)
 def _(n):
     return job_review(n, trainjob(pin=P4D_GROUP))
@@ -1774,6 +1845,98 @@ def _(n):
         res["limits"]["nvidia.com/gpu"] = None
         res["requests"] = {"nvidia.com/gpu": 1}
     return job_review(n, job)
+
+
+# Kueue starts a job by UPDATE: suspend goes false and the flavor's
+# nodeLabels are merged into the pod templates' nodeSelector, with its
+# tolerations and the kueue.x-k8s.io/podset label (kueue v0.19.2
+# pkg/podset/podset.go Merge; jobs/kubeflow/kubeflowjob, jobs/mpijob,
+# jobs/trainjob). Never refused: its pods are judged when created.
+
+KUEUE = sa_user("kueue-system", "kueue-controller-manager")
+KUEUE_FLAVOR = {"tolerations": [{"key": "nvidia.com/gpu", "operator":
+                                 "Exists", "effect": "NoSchedule"}],
+                "labels": {"kueue.x-k8s.io/podset": "worker"}}
+
+
+def kueue_review(case, new, old):
+    r = job_review(case, new, operation="UPDATE", old_object=old)
+    r["request"]["userInfo"] = KUEUE
+    r["request"]["options"]["fieldManager"] = "kueue-admission"
+    return r
+
+
+def kueue_merge(template, selector):
+    """What Kueue's podset Merge does to one pod template."""
+    meta = template.setdefault("metadata", {})
+    meta.setdefault("labels", {}).update(KUEUE_FLAVOR["labels"])
+    spec = template["spec"]
+    spec.setdefault("nodeSelector", {}).update(selector)
+    spec["tolerations"] = spec.get("tolerations", []) + \
+        copy.deepcopy(KUEUE_FLAVOR["tolerations"])
+
+
+def queued(job):
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "research"}
+    return job
+
+
+@case("job-kueue-unsuspend-pytorchjob-16x1-not-judged")
+def _(n):
+    old = queued(pytorchjob(pin=None))
+    old["spec"]["runPolicy"] = {"suspend": True}
+    new = copy.deepcopy(old)
+    new["spec"]["runPolicy"]["suspend"] = False
+    for rs in new["spec"]["pytorchReplicaSpecs"].values():
+        kueue_merge(rs["template"], P4D)
+    return kueue_review(n, new, old)
+
+
+@case("job-kueue-unsuspend-mpijob-16x1-not-judged")
+def _(n):
+    old = queued(mpijob())
+    for rs in old["spec"]["mpiReplicaSpecs"].values():
+        rs["template"]["spec"].pop("nodeSelector", None)
+    old["spec"]["runPolicy"] = {"suspend": True}
+    new = copy.deepcopy(old)
+    new["spec"]["runPolicy"]["suspend"] = False
+    kueue_merge(new["spec"]["mpiReplicaSpecs"]["Worker"]["template"], P4D)
+    return kueue_review(n, new, old)
+
+
+@case("job-kueue-unsuspend-trainjob-runtimepatches-16x1-not-judged")
+def _(n):
+    # Kueue's webhook added its runtimePatches entry at CREATE; on
+    # admission it writes the flavor into it, then unsuspends.
+    old = queued(trainjob(pin=None))
+    old["spec"]["suspend"] = True
+    old["spec"]["runtimePatches"] = [{"manager": "kueue.x-k8s.io/manager"}]
+    new = copy.deepcopy(old)
+    new["spec"]["suspend"] = False
+    template = {"spec": {}}
+    kueue_merge(template, P4D)
+    new["spec"]["runtimePatches"][0]["trainingRuntimeSpec"] = {
+        "template": {"spec": {"replicatedJobs": [{
+            "name": "node", "template": {"spec": {"template": template}}}]}}}
+    return kueue_review(n, new, old)
+
+
+@case("job-kueue-update-changes-gpus-judged-deny")
+def _(n):
+    # Not Kueue's shape of UPDATE: the containers change too.
+    old = queued(pytorchjob(pin=None, gpu=8, nproc="8", workers=1))
+    old["spec"]["runPolicy"] = {"suspend": True}
+    new = queued(pytorchjob(gpu=1))
+    new["spec"]["runPolicy"] = {"suspend": False}
+    return kueue_review(n, new, old)
+
+
+@case("job-kueue-update-selector-replaced-judged-deny")
+def _(n):
+    # A selector that changes a key Kueue did not add is not a narrowing.
+    old = queued(pytorchjob(pin=it("p5.48xlarge")))
+    new = queued(pytorchjob(pin=P4D))
+    return kueue_review(n, new, old)
 
 
 # --------------------------------------------------------------- writing

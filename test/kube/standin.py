@@ -393,6 +393,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return "closed"
         elif "sleep" in step:
             time.sleep(step["sleep"])
+        elif "kueue_off" in step:
+            # The CRDs are deleted: the group is no longer served.
+            self.server.scenario["kueue"] = None
         elif "rotate_token" in step:
             self.server.rotate(step["rotate_token"])
         elif "raw" in step:
