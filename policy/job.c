@@ -14,6 +14,7 @@
 #include "judge.h"
 #include "match.h"
 #include "labels.h"
+#include "mutate.h"
 #include "placement.h"
 #include "pod.h"
 #include "podbuild.h"
@@ -43,6 +44,7 @@ struct verdict_of_job {
     const cJSON *zones_spec;  /* that pod's spec */
     long zones_pods;
     struct workload null_w;   /* of the first pod with a null count */
+    bool repacked;            /* to whole nodes of worst.type */
 };
 
 /* worst.type may point into p, which is the loop's: keep a copy. */
@@ -200,6 +202,7 @@ hard_finding(const struct snapshot *s, const struct admission *req,
         if (rc < 0)
             return -1;
         if (rc == 1) {
+            v->repacked = true;
             d->verdict = judge_verdict(mode, SEV_OK, v->evidence, true,
                                        &d->judged);
             d->finding = false; /* the repack resolved it */
@@ -213,6 +216,76 @@ hard_finding(const struct snapshot *s, const struct admission *req,
         snprintf(extra, sizeof(extra), "not repacked: %s", why);
     }
     return report_finding(d, &v->worst, verdict, extra[0] ? extra : NULL);
+}
+
+/*
+ * An MPIJob's ranks run in its workers but take their env from the
+ * launcher, whose mpirun starts them over ssh (mutate.c says how): the
+ * env of the workers' nodes goes into the Launcher template's first
+ * container, which mpi-operator runs mpirun in. At CREATE only, like
+ * every change topogate makes to a job. In audit mode, a warning.
+ */
+static int
+patch_mpi_launcher(const struct snapshot *s, const struct admission *req,
+                   const struct expansion *e, const struct verdict_of_job *v,
+                   enum mode mode, struct decision *d)
+{
+    static const char *const where =
+        "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0";
+    const struct inject *in = snapshot_inject_for(s, req->namespace);
+    const cJSON *c = cJSON_GetArrayItem(
+        json_get(json_get(json_get(json_get(json_get(json_get(req->object,
+                                                              "spec"),
+                                                     "mpiReplicaSpecs"),
+                                            "Launcher"),
+                                   "template"),
+                          "spec"),
+                 "containers"),
+        0);
+    cJSON *worker = NULL;
+    struct decision scratch;
+    struct placement p;
+    struct workload w;
+    struct target t;
+    long efa;
+    int rc;
+
+    for (size_t i = 0; i < e->n_groups; i++)
+        if (strcmp(e->groups[i].role, "Worker") == 0)
+            worker = e->groups[i].pod;
+    if (e->job.owner != OWNER_MPIJOB || !in->env || c == NULL ||
+        worker == NULL || strcmp(req->operation, "CREATE") != 0)
+        return 0;
+    job_workload(e, worker, &w);
+    if (!w.any_gpu || w.bad_value)
+        return 0;
+    if (v->repacked) {
+        /* The workers now fill nodes of that type, with all its NICs. */
+        target_agree(&v->worst.type, 1, &t);
+        w.gpus = t.gpus;
+        w.efa = t.efa > 0 ? t.efa : 0;
+    } else {
+        if (place_job_pod(s, req, e, worker, w.gpus, &p) < 0)
+            return -1;
+        if (!placement_known(&p))
+            return 0;
+        target_agree(p.types, p.n_types, &t);
+    }
+    efa = mutate_efa_after(&w, &t, in, s->override_user);
+    if (mode != MODE_AUDIT)
+        return mutate_launcher_env(c, where, &t, efa, s->override_user, d);
+    decision_init(&scratch);
+    rc = mutate_launcher_env(c, where, &t, efa, s->override_user, &scratch);
+    for (size_t i = 0; rc == 0 && i < scratch.n_warnings; i++)
+        rc = decision_warn(d, "%s", scratch.warnings[i]);
+    if (rc == 0 && scratch.n_ops > 0 && d->judged == VERDICT_ALLOW)
+        d->judged = VERDICT_PATCH;
+    if (rc == 0 && scratch.n_ops > 0)
+        rc = decision_warn(d, "audit: would add %zu env entr%s to the "
+                              "Launcher, for the ranks mpirun starts",
+                           scratch.n_ops, scratch.n_ops == 1 ? "y" : "ies");
+    decision_free(&scratch);
+    return rc;
 }
 
 /* An UPDATE that leaves the spec alone (labels, finalizers) is not ours. */
@@ -330,6 +403,12 @@ decide_job(const struct snapshot *s, const struct admission *req,
         s->repack && v.worst.fragmented)
         rc = decision_warn(d, "audit: jobs.repack is on; enforce would try "
                               "to repack this job");
+    if (rc == 0 && d->verdict != VERDICT_DENY) {
+        size_t had = d->n_ops;
+        rc = patch_mpi_launcher(s, req, &e, &v, mode, d);
+        if (d->n_ops > had && d->verdict == VERDICT_ALLOW)
+            d->verdict = d->judged = VERDICT_PATCH;
+    }
 out:
     finding_free(&v.worst);
     expansion_free(&e);

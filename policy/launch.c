@@ -122,3 +122,77 @@ launch_hardcoded(const struct launch *l)
 {
     return l->nnodes > 0 || l->nproc > 0 || l->np > 0 || l->world > 0;
 }
+
+/*
+ * Calls fn on each word of command and args, split as scan() splits
+ * them, until it returns true; returns whether one did.
+ */
+static bool
+each_word(const cJSON *container,
+          bool (*fn)(const char *w, size_t len, void *arg), void *arg)
+{
+    static const char *const fields[] = {"command", "args"};
+
+    for (int i = 0; i < 2; i++) {
+        const cJSON *word;
+        cJSON_ArrayForEach(
+            word, cJSON_GetObjectItemCaseSensitive(container, fields[i]))
+        {
+            const char *s = cJSON_IsString(word) ? word->valuestring : "";
+            while (*s) {
+                size_t len;
+                while (*s &&
+                       (isspace((unsigned char)*s) || strchr(";&|\"'", *s)))
+                    s++;
+                len = strcspn(s, " \t\r\n;&|\"'");
+                if (len == 0)
+                    break;
+                if (fn(s, len, arg))
+                    return true;
+                s += len;
+            }
+        }
+    }
+    return false;
+}
+
+struct export_scan {
+    const char *name;
+    bool after_x; /* the previous word was -x */
+};
+
+static bool
+is_export(const char *w, size_t len, void *arg)
+{
+    struct export_scan *e = arg;
+    size_t n = strlen(e->name);
+
+    if (e->after_x) {
+        e->after_x = false;
+        if (len >= n && memcmp(w, e->name, n) == 0 &&
+            (len == n || w[n] == '='))
+            return true;
+    }
+    e->after_x = len == 2 && memcmp(w, "-x", 2) == 0;
+    return false;
+}
+
+bool
+launch_exports(const cJSON *container, const char *name)
+{
+    struct export_scan e = {name, false};
+    return each_word(container, is_export, &e);
+}
+
+static bool
+is_word(const char *w, size_t len, void *arg)
+{
+    const char *word = arg;
+    return strlen(word) == len && memcmp(w, word, len) == 0;
+}
+
+bool
+launch_has_word(const cJSON *container, const char *word)
+{
+    return each_word(container, is_word, (void *)word);
+}

@@ -23,4 +23,13 @@ void launch_read(const cJSON *container, struct launch *out);
 
 bool launch_hardcoded(const struct launch *l);
 
+/*
+ * Whether the container's command line exports name to MPI ranks itself:
+ * mpirun "-x NAME" or "-x NAME=value".
+ */
+bool launch_exports(const cJSON *container, const char *name);
+
+/* Whether a word of the command line is word ("mca_base_env_list"). */
+bool launch_has_word(const cJSON *container, const char *word);
+
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch.h"
 #include "pod.h"
 #include "quantity.h"
 #include "strbuf.h"
@@ -199,10 +200,9 @@ efa_share(const struct workload *w, const struct target *t)
     return w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
 }
 
-/* The EFA devices the pod holds once patched: libfabric env needs some. */
-static long
-efa_after(const struct workload *w, const struct target *t,
-          const struct inject *in, bool override)
+long
+mutate_efa_after(const struct workload *w, const struct target *t,
+                 const struct inject *in, bool override)
 {
     bool user_set = w->efa > 0 || w->efa_named;
 
@@ -562,13 +562,14 @@ env_applies(const struct env_var *e, long efa)
     return efa > 0 || strncmp(e->name, "FI_", 3) != 0;
 }
 
+/* The env of t into container c, which is at JSON pointer cpath. */
 static int
-patch_env(const cJSON *c, int i, const struct target *t, long efa,
+patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
           bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
     cJSON *adds;
-    char path[64];
+    char path[200];
 
     if (t->n_env == 0)
         return 0;
@@ -578,14 +579,14 @@ patch_env(const cJSON *c, int i, const struct target *t, long efa,
                              "container '%s' uses envFrom: topogate adds "
                              "no env to it",
                              name);
-    snprintf(path, sizeof(path), "/spec/containers/%d/env", i);
+    snprintf(path, sizeof(path), "%s/env", cpath);
     if ((adds = cJSON_CreateArray()) == NULL)
         return -1;
     for (size_t k = 0; k < t->n_env; k++) {
         const struct env_var *e = t->env[k];
         const cJSON *have = pod_env(c, e->name);
         const char *value = json_string(have, "value");
-        char at[80];
+        char at[220];
 
         if (!env_applies(e, efa))
             continue;
@@ -622,7 +623,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
 {
     const cJSON *spec = json_get(pod, "spec");
     const cJSON *containers = json_get(spec, "containers"), *c;
-    long efa = efa_after(w, t, in, override);
+    long efa = mutate_efa_after(w, t, in, override);
     int i = 0;
 
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
@@ -632,12 +633,78 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
         return -1;
     cJSON_ArrayForEach(c, containers)
     {
+        char cpath[64];
+
+        snprintf(cpath, sizeof(cpath), "/spec/containers/%d", i);
         if (container_gpus(c) > 0) {
             if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
-                (in->env && patch_env(c, i, t, efa, override, d) < 0))
+                (in->env && patch_env(c, cpath, t, efa, override, d) < 0))
                 return -1;
         }
         i++;
     }
     return 0;
+}
+
+/* --- MPI launchers ---------------------------------------------------------
+ *
+ * Ranks that mpirun starts over ssh (mpi-operator v2, Trainer v2's MPI
+ * runtimes) inherit the environment of the daemon ssh starts, not of the
+ * worker container: sshd passes none of its own (their sshd_config has
+ * no PermitUserEnvironment, SetEnv or AcceptEnv). Open MPI exports to
+ * every rank the OMPI_* variables of mpirun's environment and the
+ * variables named in the MCA parameter mca_base_env_list, which
+ * OMPI_MCA_mca_base_env_list sets from the environment (mpirun(1) of
+ * 4.1 and 5.0). Intel MPI's and MPICH's Hydra pass all of the launcher's
+ * environment by default. So the variables go into the launcher's env,
+ * and their names into OMPI_MCA_mca_base_env_list.
+ */
+
+#define ENV_LIST "OMPI_MCA_mca_base_env_list"
+
+int
+mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
+                    long efa, bool override, struct decision *d)
+{
+    const char *name = json_string(c, "name");
+    const char *have = pod_env_value(c, ENV_LIST);
+    struct target lt = *t;
+    struct env_var list = {ENV_LIST, NULL, NULL};
+    struct strbuf names = {0};
+    int rc;
+
+    if (launch_has_word(c, "mca_base_env_list"))
+        return decision_warn(d,
+                             "container '%s' sets mca_base_env_list on its "
+                             "command line: topogate adds no env for its ranks",
+                             name ? name : "?");
+    /* What the command exports with -x is the user's to say. */
+    lt.n_env = 0;
+    for (size_t k = 0; k < t->n_env; k++) {
+        const struct env_var *e = t->env[k];
+        if (!env_applies(e, efa) || launch_exports(c, e->name))
+            continue;
+        lt.env[lt.n_env++] = e;
+        strbuf_printf(&names, "%s%s", names.len ? ";" : "", e->name);
+    }
+    if (lt.n_env == 0) {
+        strbuf_free(&names);
+        return 0;
+    }
+    if ((list.value = strbuf_take(&names)) == NULL)
+        return -1;
+    /* A list of the user's own is kept: it may name what we would. */
+    if ((have == NULL || override) && lt.n_env < TARGET_MAX_ENV)
+        lt.env[lt.n_env++] = &list;
+    else if (strcmp(have, list.value) != 0 &&
+             decision_warn(d,
+                           "container '%s' keeps %s=%s (topogate would "
+                           "add %s)",
+                           name ? name : "?", ENV_LIST, have, list.value) < 0) {
+        free(list.value);
+        return -1;
+    }
+    rc = patch_env(c, cpath, &lt, efa, override, d);
+    free(list.value);
+    return rc;
 }

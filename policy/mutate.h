@@ -45,6 +45,24 @@ int mutate_pod(const cJSON *pod, const struct match *m,
                struct decision *d);
 
 /*
+ * The RDMA NICs (EFA) the pod of w holds once patched: what the user set,
+ * else the share mutate_pod() gives it. libfabric's FI_* env needs some.
+ */
+long mutate_efa_after(const struct workload *w, const struct target *t,
+                      const struct inject *in, bool override);
+
+/*
+ * An MPI launcher container c, at JSON pointer cpath of the object under
+ * review: the env of t that applies to a worker with efa RDMA NICs, and
+ * OMPI_MCA_mca_base_env_list naming it, so that mpirun exports it to
+ * ranks it starts over ssh. Variables the command exports with -x are
+ * left out. 0, or -1 out of memory.
+ */
+int mutate_launcher_env(const cJSON *c, const char *cpath,
+                        const struct target *t, long efa, bool override,
+                        struct decision *d);
+
+/*
  * topogate.io/whole-node: raises the pod's main GPU container to the
  * node's count, and w->gpus with it. 0, or -1 out of memory.
  */

@@ -12,6 +12,7 @@
 #include "placement.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,10 +219,16 @@ drop_too_small(long gpus, struct placement *p)
 }
 
 void
+placement_clear(struct placement *p)
+{
+    memset(p, 0, offsetof(struct placement, rows));
+}
+
+void
 placement_read(const struct snapshot *s, const struct match *m, long gpus,
                struct placement *p)
 {
-    memset(p, 0, sizeof(*p));
+    placement_clear(p);
     if (match_pins(m, is_type_key)) {
         p->pinned = true;
         p->evidence = EVIDENCE_PIN;

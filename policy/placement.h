@@ -48,9 +48,7 @@ struct zone_set {
 struct placement {
     const struct instance_type *types[PLACEMENT_MAX]; /* known candidates */
     size_t n_types;
-    /* Rows made from the cluster's nodes; types[] point here too. */
-    struct placement_row rows[PLACEMENT_MAX];
-    size_t n_rows;
+    size_t n_rows;       /* of rows[], below */
     size_t nodes;        /* the cluster's nodes behind the candidates */
     const char *unresolved; /* a candidate kind of node we cannot read */
     bool no_node;        /* the view has no node this pod fits (yet) */
@@ -60,7 +58,13 @@ struct placement {
     bool pinned;         /* false: nothing constrains the instance type */
     const char *via;     /* "nodeSelector", "node affinity", "Karpenter" */
     enum evidence evidence;
+    /* Rows made from the cluster's nodes, types[] point here too; last,
+     * so that clearing a placement leaves the big array alone. */
+    struct placement_row rows[PLACEMENT_MAX];
 };
+
+/* Zeroes p but for rows[] (placement_read() does it). */
+void placement_clear(struct placement *p);
 
 /*
  * Fills *p from the pod's parsed placement m; gpus is what the pod asks

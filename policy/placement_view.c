@@ -10,6 +10,7 @@
  */
 #include "placement.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -250,7 +251,7 @@ placement_from_view(const struct snapshot *s, const struct view *v,
 
     if (v == NULL || v->too_many)
         return;
-    memset(&c, 0, sizeof(c));
+    placement_clear(&c);
     for (size_t i = 0; i < v->n_kinds; i++) {
         const struct node_kind *k = &v->kinds[i];
         if (k->gpus < gpus ||
@@ -270,7 +271,8 @@ placement_from_view(const struct snapshot *s, const struct view *v,
     if (c.unresolved)
         c.unknown = c.unresolved;
     /* The rows point into c: move them, then point at the copies. */
-    *p = c;
+    memcpy(p, &c, offsetof(struct placement, rows));
+    memcpy(p->rows, c.rows, c.n_rows * sizeof(c.rows[0]));
     for (size_t i = 0; i < p->n_types; i++)
         p->types[i] = &p->rows[i].row;
 }

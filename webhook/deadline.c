@@ -247,10 +247,12 @@ deadline_free(struct deadline *d)
  * Under the lock, all slots taken: the connection to close for a new one.
  * In order: the one silent longest of those that never sent a whole head
  * and have been silent a moment; else of the kept ones between requests
- * (the apiserver's are kept ones); else the oldest that never sent a
- * whole head, however young (a flood faster than the slots turn over:
- * the new connection is as likely to be a review as the old one). Never
- * one in a request, nor one answered only a moment ago. NULL if none.
+ * (the apiserver's are kept ones). Among one address's own (only): else
+ * the oldest that never sent a whole head, however young, since a flood
+ * from one address faster than its slots turn over can only displace its
+ * own. A young one may have a request on its way, unread: elsewhere it
+ * is never taken (the new connection is refused instead), nor is one in
+ * a request, nor one answered only a moment ago. NULL if none.
  */
 static struct deadline_conn *
 deadline_victim(struct deadline *d, const struct peer *only, uint64_t now)
@@ -271,7 +273,7 @@ deadline_victim(struct deadline *d, const struct peer *only, uint64_t now)
         } else if (w == WINDOW_KEPT && silent && since <= kept_since) {
             kept = c;
             kept_since = since;
-        } else if (w == WINDOW_NEW && since <= young_since) {
+        } else if (only != NULL && w == WINDOW_NEW && since <= young_since) {
             young = c;
             young_since = since;
         }

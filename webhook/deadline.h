@@ -18,10 +18,10 @@
  * When every slot is taken (capacity), or every slot one address may
  * hold (per_peer), a new connection takes the slot of the one silent
  * longest (of that address): first one that never sent a whole head,
- * else a kept one between requests, each if silent a moment; else the
- * oldest that never sent a head. One in the middle of a request is never
- * taken. So a client that floods idle or half-open connections cannot
- * keep a review out.
+ * else a kept one between requests, each if silent a moment; past the
+ * address's own cap, else the oldest of its own that never sent a head.
+ * One in the middle of a request is never taken. So a client that floods
+ * idle or half-open connections cannot keep a review out.
  *
  * struct deadline owns its thread and the records of open connections;
  * each record lives from deadline_open() to deadline_close().

@@ -393,6 +393,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return "closed"
         elif "sleep" in step:
             time.sleep(step["sleep"])
+        elif "wait_for" in step:
+            # The test's cue: until this file exists (test/e2e/view.sh
+            # drives the cluster's changes step by step this way).
+            while not os.path.exists(step["wait_for"]):
+                if self.server.stopping or self.client_gone():
+                    return "closed"
+                time.sleep(0.05)
         elif "kueue_off" in step:
             # The CRDs are deleted: the group is no longer served.
             self.server.scenario["kueue"] = None

@@ -1,0 +1,162 @@
+#!/bin/bash
+# test/e2e/view.sh BIN: the cluster view end to end. `BIN serve
+# --kubeconfig` watches test/kube/standin.py (a stand-in apiserver written
+# from the API documentation), and a pod that pins only a node group is
+# reviewed over HTTPS while the cluster changes under it: its node
+# appears, changes its labels, comes back, goes away. Each change is
+# cued by a file the stand-in waits for, and the decision must follow
+# within seconds: denied while a p4d.24xlarge node of that group exists,
+# allowed with "no node ... fits" otherwise. Also: the view's metrics,
+# readiness with the apiserver away, and no sanitizer report.
+
+set -u
+
+. "$(dirname "$0")/../bin-arg.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PY=/usr/bin/python3
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-view.XXXXXX") || exit 2
+. "$HERE/lib.sh"
+trap cleanup EXIT
+
+REVIEW=$ROOT/test/golden/cases/view-nodegroup-16x1-trainjob-deny.in.json
+
+# The apiserver's CA and certificate, and ours.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
+	-addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+mkcert tls
+echo "token-1" >"$TMP/token"
+
+# The scenario: no node at first; then, one cue at a time, the p4d node
+# of test/nodes/eks-p4d-p5-g5.yaml is added, moved to another node
+# group, moved back, and deleted.
+$PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" >"$TMP/scenario.json" <<'PY'
+import copy, json, sys, yaml
+items = yaml.safe_load(open(sys.argv[1]))["items"]
+node = next(i for i in items if i.get("kind") == "Node" and
+            i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
+            == "p4d-workers")
+moved = copy.deepcopy(node)
+moved["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] = "p4d-spare"
+cue = lambda n: {"wait_for": "%s/cue-%d" % (sys.argv[2], n)}
+steps = [cue(1), {"add": node}, cue(2), {"modify": moved},
+         cue(3), {"modify": node}, cue(4),
+         {"delete": node["metadata"]["name"]}, cue(5)]
+print(json.dumps({"comment": "test/e2e/view.sh", "objects": {},
+                  "watch": {"nodes": [steps]}}))
+PY
+
+$PY "$ROOT/test/kube/standin.py" --scenario "$TMP/scenario.json" \
+	--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
+	--token-file "$TMP/token" >"$TMP/standin.out" 2>"$TMP/standin.log" &
+STANDIN=$!
+background $STANDIN
+wait_for_text "$TMP/standin.out" "listening on" || {
+	not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
+	finish view
+}
+API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
+cat >"$TMP/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: t
+contexts:
+- name: t
+  context: {cluster: s, user: u}
+clusters:
+- name: s
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $TMP/api.crt
+users:
+- name: u
+  user:
+    tokenFile: $TMP/token
+KC
+
+metric() { # metric NAME: its value from /metrics
+	curl -s --max-time 2 "http://127.0.0.1:$PROBE/metrics" |
+		sed -n "s/^$1 //p"
+}
+
+# review: POSTs the pod; sets VERDICT to "deny" or "allow: WARNING".
+review() {
+	VERDICT=$(curl -s --max-time 5 --cacert "$TMP/tls.crt" \
+		-H 'Content-Type: application/json' --data-binary "@$REVIEW" \
+		"https://127.0.0.1:$PORT/mutate" | $PY -c '
+import json, sys
+r = json.load(sys.stdin)["response"]
+print("deny" if not r["allowed"] else "allow: " + " / ".join(r.get("warnings", [])))')
+}
+
+# until_verdict NAME PATTERN: reviews until VERDICT matches, up to 10 s.
+until_verdict() {
+	for _ in $(seq 1 100); do
+		review
+		if printf '%s' "$VERDICT" | grep -Eq -- "$2"; then
+			ok "$1"
+			return 0
+		fi
+		sleep 0.1
+	done
+	not_ok "$1" "still '$VERDICT'"
+}
+
+if ! start_server --kubeconfig "$TMP/kubeconfig"; then
+	not_ok "serve --kubeconfig" "did not become ready: $(tail -5 "$TMP/server.log")"
+	finish view
+fi
+for _ in $(seq 1 100); do
+	[ "$(metric topogate_view_synced)" = 1 ] && break
+	sleep 0.1
+done
+expect "the view is synced, with no GPU node yet" "1 0" \
+	"$(metric topogate_view_synced) $(metric topogate_view_nodes)"
+until_verdict "no node of the group yet: allowed, and it says so" \
+	"^allow: no node in the cluster fits this pod yet"
+
+touch "$TMP/cue-1"
+until_verdict "its p4d.24xlarge node appears: 16 x 1 GPU denied" "^deny$"
+expect "the view holds the node" "1" "$(metric topogate_view_nodes)"
+
+touch "$TMP/cue-2"
+until_verdict "the node moves to another group: allowed again" \
+	"^allow: no node in the cluster fits"
+
+touch "$TMP/cue-3"
+until_verdict "the node comes back to the group: denied again" "^deny$"
+
+touch "$TMP/cue-4"
+until_verdict "the node goes away: allowed" "^allow: no node in the cluster fits"
+expect "the view is empty again" "0" "$(metric topogate_view_nodes)"
+expect_match "reviews counted by how the hardware was known" \
+	'^[1-9][0-9]*$' "$(metric 'topogate_reviews_known_by_total{known_by="nodes"}')"
+expect_match "the log line says how the hardware was known" \
+	'review uid=.* type=p4d.24xlarge known=nodes decision=deny' \
+	"$(grep 'known=nodes' "$TMP/server.log" | head -1)"
+
+# The apiserver goes away: the server stays ready and keeps deciding
+# with the last view; the synced gauge drops.
+kill "$STANDIN" 2>/dev/null
+for _ in $(seq 1 100); do
+	[ "$(metric topogate_view_synced)" = 0 ] && break
+	sleep 0.1
+done
+expect "apiserver gone: the view is not synced" "0" \
+	"$(metric topogate_view_synced)"
+expect "apiserver gone: still ready" "200" \
+	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PROBE/readyz")"
+review
+expect_match "apiserver gone: reviews still answered from the last view" \
+	"^allow: no node in the cluster fits" "$VERDICT"
+expect_match "the restarts are counted by reason" \
+	'^[1-9][0-9]*$' "$(curl -s "http://127.0.0.1:$PROBE/metrics" |
+		grep '^topogate_watch_restarts_total' | awk '{s += $2} END {print s}')"
+
+stop_server
+expect "SIGTERM with the watch running: clean exit" "0" "$SERVER_RC"
+expect_no_sanitizer_report
+finish view
