@@ -280,10 +280,28 @@ patch_mpi_launcher(const struct snapshot *s, const struct admission *req,
         rc = decision_warn(d, "%s", scratch.warnings[i]);
     if (rc == 0 && scratch.n_ops > 0 && d->judged == VERDICT_ALLOW)
         d->judged = VERDICT_PATCH;
-    if (rc == 0 && scratch.n_ops > 0)
-        rc = decision_warn(d, "audit: would add %zu env entr%s to the "
-                              "Launcher, for the ranks mpirun starts",
-                           scratch.n_ops, scratch.n_ops == 1 ? "y" : "ies");
+    if (rc == 0 && scratch.n_ops > 0) {
+        struct strbuf names = {0};
+        char *list;
+        for (size_t i = 0; i < scratch.n_ops; i++) {
+            const cJSON *one = scratch.ops[i].value, *entry;
+            if (!cJSON_IsArray(one)) {
+                strbuf_printf(&names, "%s%s", names.len ? ", " : "",
+                              json_string(one, "name"));
+                continue;
+            }
+            cJSON_ArrayForEach(entry, one)
+            strbuf_printf(&names, "%s%s", names.len ? ", " : "",
+                          json_string(entry, "name"));
+        }
+        if ((list = strbuf_take(&names)) == NULL)
+            rc = -1;
+        else
+            rc = decision_warn(d, "audit: would add to the Launcher's env, "
+                                  "for its ranks: %s",
+                               list);
+        free(list);
+    }
     decision_free(&scratch);
     return rc;
 }

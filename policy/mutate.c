@@ -697,10 +697,11 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
     if ((have == NULL || override) && lt.n_env < TARGET_MAX_ENV)
         lt.env[lt.n_env++] = &list;
     else if (strcmp(have, list.value) != 0 &&
-             decision_warn(d,
-                           "container '%s' keeps %s=%s (topogate would "
-                           "add %s)",
-                           name ? name : "?", ENV_LIST, have, list.value) < 0) {
+             (decision_warn(d,
+                            "container '%s' keeps its own " ENV_LIST
+                            ": its ranks see only what it names",
+                            name ? name : "?") < 0 ||
+              decision_warn(d, "add to " ENV_LIST ": %s", list.value) < 0)) {
         free(list.value);
         return -1;
     }

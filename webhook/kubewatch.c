@@ -33,6 +33,13 @@ static const char *const kinds[] = {"Node", "ResourceFlavor", "ClusterQueue",
                                     "LocalQueue"};
 #define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
 
+const struct kube_resource *
+kubewatch_resources(size_t *n)
+{
+    *n = N_RESOURCES;
+    return resources;
+}
+
 /* A view is built at most this often, however fast nodes change. */
 #define BUILD_INTERVAL_S 1
 

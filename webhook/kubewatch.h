@@ -26,6 +26,10 @@ struct kubewatch *kubewatch_start(const char *kubeconfig, struct server *srv,
                                   struct metrics *m, char *err,
                                   size_t err_len);
 
+/* What the view is made of: nodes and Kueue's three resources. Static. */
+struct kube_resource;
+const struct kube_resource *kubewatch_resources(size_t *n);
+
 /* Stops the watch thread and frees w. NULL is a no-op. */
 void kubewatch_stop(struct kubewatch *w);
 

@@ -1550,17 +1550,20 @@ def pytorchjob(name="llama3-70b-pretrain", workers=15, master=True, gpu=1,
             "metadata": job_meta(name), "spec": spec}
 
 
-def mpijob(name="nccl-tests", workers=16, slots=1, gpu=1, launcher_cmd=None):
+def mpijob(name="nccl-tests", workers=16, slots=1, gpu=1, launcher_cmd=None,
+           efa=None, launcher_env=None, pin=P4D):
     launcher = replica(0, pin=None, name="launcher",
                        command=launcher_cmd or ["mpirun", "all_reduce_perf",
                                                 "-b", "8", "-e", "8G"])
     del launcher["template"]["spec"]["containers"][0]["resources"]
+    if launcher_env:
+        launcher["template"]["spec"]["containers"][0]["env"] = launcher_env
     return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
             "metadata": job_meta(name, "hpc"),
             "spec": {"slotsPerWorker": slots,
                      "mpiReplicaSpecs": {
                          "Launcher": launcher,
-                         "Worker": replica(gpu, P4D, workers,
+                         "Worker": replica(gpu, pin, workers, efa=efa,
                                            name="worker")}}}
 
 
@@ -1845,6 +1848,38 @@ def _(n):
         res["limits"]["nvidia.com/gpu"] = None
         res["requests"] = {"nvidia.com/gpu": 1}
     return job_review(n, job)
+
+
+# MPI launchers (mpi-operator v2): mpirun starts the ranks over ssh, so
+# they see none of the worker container's env; the nodes' env goes into
+# the Launcher, named in OMPI_MCA_mca_base_env_list (policy/mutate.c).
+
+@case("job-mpijob-2x8-launcher-env-patch")
+def _(n):
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
+
+
+@case("job-mpijob-2x8-launcher-env-audit", args="--mode audit")
+def _(n):
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
+
+
+@case("job-mpijob-launcher-x-flags-left-to-command")
+def _(n):
+    # -x FI_PROVIDER=efa on the command line: the user's to say.
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
+                                launcher_cmd=[
+                                    "mpirun", "-np", "16", "-x",
+                                    "FI_PROVIDER=efa", "-x", "NCCL_DEBUG=INFO",
+                                    "all_reduce_perf", "-b", "8", "-e", "8G"]))
+
+
+@case("job-mpijob-launcher-user-env-list-kept")
+def _(n):
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
+                                launcher_env=[{
+                                    "name": "OMPI_MCA_mca_base_env_list",
+                                    "value": "NCCL_DEBUG=INFO"}]))
 
 
 # Kueue starts a job by UPDATE: suspend goes false and the flavor's

@@ -24,18 +24,9 @@
 #include <cjson/cJSON.h>
 
 #include "webhook/kube.h"
+#include "webhook/kubewatch.h"
 #include "webhook/log.h"
 
-static const char *const core_v1[] = {"v1", NULL};
-static const char *const kueue_versions[] = {"v1beta2", "v1beta1", NULL};
-
-static const struct kube_resource resources[] = {
-    {"nodes", "", core_v1, "nodes", false},
-    {"resourceflavors", "kueue.x-k8s.io", kueue_versions, "resourceflavors",
-     true},
-    {"clusterqueues", "kueue.x-k8s.io", kueue_versions, "clusterqueues", true},
-    {"localqueues", "kueue.x-k8s.io", kueue_versions, "localqueues", true},
-};
 
 static int ticks;
 
@@ -223,8 +214,10 @@ main(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    w = kube_watch_start(&cfg, resources,
-                         sizeof(resources) / sizeof(*resources), &sink, err,
+    /* What serve watches, the same list. */
+    size_t n_resources;
+    const struct kube_resource *resources = kubewatch_resources(&n_resources);
+    w = kube_watch_start(&cfg, resources, n_resources, &sink, err,
                          sizeof(err));
     kube_config_free(&cfg);
     if (w == NULL) {

@@ -87,7 +87,6 @@ opening(size_t *len)
 
 struct tally {
     long opened, refused, closed;
-    int held_min, held_max;
 };
 
 /* Non-blocking connect from the next source address. -1 if it failed. */
@@ -121,10 +120,9 @@ flood_thread(void *arg)
     size_t olen;
     const char *open_bytes = opening(&olen);
     int n = 0;
-    uint64_t start = ms_now(), next = start;
+    uint64_t next = ms_now();
     double owed = 0;
 
-    t->held_min = FLOOD_MAX;
     while (!atomic_load(&flood_done)) {
         int want = 0;
         uint64_t now = ms_now();
@@ -182,10 +180,6 @@ flood_thread(void *arg)
             i--;
         }
         atomic_store(&held_now, n);
-        if (ms_now() - start > 1000) { /* once the first burst is in */
-            t->held_min = n < t->held_min ? n : t->held_min;
-            t->held_max = n > t->held_max ? n : t->held_max;
-        }
     }
     for (int i = 0; i < n; i++)
         close(p[i].fd);
@@ -301,7 +295,7 @@ run_flood(const struct flood_opts *opts, SSL_CTX *ctx,
     pthread_attr_t attr;
     bool stalling = strcmp(opts->kind, "stall") == 0;
     uint64_t start, end;
-    int held_sum = 0, held_n = 0, started = 0;
+    int held_sum = 0, held_n = 0, started = 0, held_lo = FLOOD_MAX, held_hi = 0;
     bool in_time;
 
     fo = opts;
@@ -330,8 +324,12 @@ run_flood(const struct flood_opts *opts, SSL_CTX *ctx,
         long ms = strcmp(opts->mode, "probe") == 0 ? timed_probe()
                                                    : timed_review();
 
-        held_sum += atomic_load(&held_now);
+        int held = atomic_load(&held_now);
+
+        held_sum += held;
         held_n++;
+        held_lo = held < held_lo ? held : held_lo;
+        held_hi = held > held_hi ? held : held_hi;
         if (ms < 0 || ms > opts->limit_ms) {
             ck.failed++;
             if (ck.failed <= 3)
@@ -361,9 +359,8 @@ run_flood(const struct flood_opts *opts, SSL_CTX *ctx,
            "p99_ms=%u max_ms=%u\n",
            opts->kind, opts->mode, opts->hold, opts->rate, opts->sources,
            stalling ? (long)started : t.opened, t.refused, t.closed,
-           held_n ? held_sum / held_n : 0,
-           stalling ? 0 : (t.held_min == FLOOD_MAX ? 0 : t.held_min),
-           t.held_max, ck.n, ck.ok, ck.failed,
+           held_n ? held_sum / held_n : 0, held_n ? held_lo : 0, held_hi,
+           ck.n, ck.ok, ck.failed,
            ck.n ? ck.ms[ck.n / 2] : 0,
            ck.n ? ck.ms[(long)((double)(ck.n - 1) * 0.99 + 0.5)] : 0,
            ck.n ? ck.ms[ck.n - 1] : 0);
