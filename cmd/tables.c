@@ -1,6 +1,8 @@
 /*
  * tables.c - `topogate tables`: the loaded topology table, for people
- * (default) or as policy YAML that --policy reads back (-o yaml).
+ * (default: each row says where it came from, the embedded policy or a
+ * line of the file) or as policy YAML that --policy reads back (-o yaml:
+ * the whole merged table, with `base: empty`).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -24,6 +26,25 @@ nic_text(const struct instance_type *t, char *buf, size_t size)
         snprintf(buf, size, "-");
 }
 
+/*
+ * Where row i came from: "embedded", or the file's name and line (a file
+ * merged onto the embedded tables, or one with `base: empty`).
+ */
+static void
+source_text(const struct snapshot *s, const struct row_source *src, size_t i,
+            char *buf, size_t size)
+{
+    const char *base = strrchr(s->origin, '/');
+
+    if (src == NULL)
+        snprintf(buf, size, "-");
+    else if (src[i].embedded)
+        snprintf(buf, size, "embedded");
+    else
+        snprintf(buf, size, "%s:%d", base ? base + 1 : s->origin,
+                 src[i].line);
+}
+
 static void
 print_products(const struct snapshot *s)
 {
@@ -31,13 +52,15 @@ print_products(const struct snapshot *s)
         return;
     printf("\nGPU products, for nodes known by a GPU label (one GPU is "
            "single; a count not listed: unknown):\n");
-    printf("%-16s %-12s %-8s %6s %s\n", "PRODUCT", "ACCELERATOR", "MEMORY",
-           "GB/s", "LINK BY GPU COUNT");
+    printf("%-16s %-12s %-8s %6s %-20s %s\n", "PRODUCT", "ACCELERATOR",
+           "MEMORY", "GB/s", "FROM", "LINK BY GPU COUNT");
     for (size_t i = 0; i < s->n_products; i++) {
         const struct gpu_product *p = &s->products[i];
+        char from[128];
 
-        printf("%-16s %-12s %-8s %6d", p->name, p->accelerator,
-               p->memory ? p->memory : "-", p->nvlink_gbps);
+        source_text(s, s->product_sources, i, from, sizeof(from));
+        printf("%-16s %-12s %-8s %6d %-20s", p->name, p->accelerator,
+               p->memory ? p->memory : "-", p->nvlink_gbps, from);
         for (size_t j = 0; j < p->n_links; j++) {
             const struct product_link *l = &p->links[j];
 
@@ -59,26 +82,39 @@ print_products(const struct snapshot *s)
 static void
 print_text(const struct snapshot *s)
 {
-    char nic[128];
+    char nic[128], from[128];
     int w = 20; /* the widest type name: Azure's run past 20 */
+    size_t n_file = 0;
 
     for (size_t i = 0; i < s->n_types; i++)
         if ((int)strlen(s->types[i].name) > w)
             w = (int)strlen(s->types[i].name);
 
-    printf("policy %s: mode %s, unknown instance types: %s\n\n", s->origin,
+    printf("policy %s: mode %s, unknown instance types: %s\n", s->origin,
            mode_name(s->mode), s->unknown == UNKNOWN_DENY ? "deny" : "warn");
-    printf("%-*s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %-8s %s\n", w, "TYPE",
-           "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "NICS", "GDR", "HOST",
-           "SHM", "NIC");
+    for (size_t i = 0; s->type_sources && i < s->n_types; i++)
+        n_file += !s->type_sources[i].embedded;
+    for (size_t i = 0; s->product_sources && i < s->n_products; i++)
+        n_file += !s->product_sources[i].embedded;
+    if (s->merged)
+        printf("merged onto the embedded tables by name: %zu row(s) from "
+               "the file (FROM: file:line), the rest embedded\n",
+               n_file);
+    else if (strcmp(s->origin, "embedded") != 0)
+        printf("base: empty: every row is the file's\n");
+    printf("\n%-*s %-12s %3s %-8s %-10s %6s %4s %-3s %-8s %-8s %-28s %s\n", w,
+           "TYPE", "ACCELERATOR", "N", "MEMORY", "LINK", "GB/s", "NICS", "GDR",
+           "HOST", "SHM", "NIC", "FROM");
     for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
 
         nic_text(t, nic, sizeof(nic));
-        printf("%-*s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %-8s %s\n", w,
-               t->name, t->accelerator, t->count, t->memory, link_name(t->link),
-               t->nvlink_gbps, t->efa, t->gpudirect_rdma ? "yes" : "no",
-               t->host_memory, t->shm, nic);
+        source_text(s, s->type_sources, i, from, sizeof(from));
+        printf("%-*s %-12s %3d %-8s %-10s %6d %4d %-3s %-8s %-8s %-28s %s\n",
+               w, t->name, t->accelerator, t->count, t->memory,
+               link_name(t->link), t->nvlink_gbps, t->efa,
+               t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic,
+               from);
     }
     printf("\nenv injected into GPU containers:\n");
     for (size_t i = 0; i < s->n_types; i++) {

@@ -42,15 +42,24 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         break;
     case OWNER_MPIJOB:
         /* Workers carry no job size: give the rule, not a number. */
+        /* Nor do they say whether mpirun starts ranks or torchruns. */
         if (!w->pods_known) {
             strbuf_printf(sb,
-                          "use slotsPerWorker: %d and Worker replicas = "
-                          "total GPUs / %d",
-                          t->count, t->count);
+                          "use Worker replicas = total GPUs / %d, with "
+                          "slotsPerWorker: %d or one torchrun "
+                          "--nproc_per_node %d each",
+                          t->count, t->count, t->count);
             return;
         }
-        strbuf_printf(sb, "use Worker replicas: %ld, slotsPerWorker: %d",
-                      nodes, t->count);
+        /* More slots would pack the torchruns onto the first worker. */
+        if (w->per_node_launcher)
+            strbuf_printf(sb,
+                          "use Worker replicas: %ld, mpirun -np %ld, "
+                          "torchrun --nproc_per_node %d",
+                          nodes, nodes, t->count);
+        else
+            strbuf_printf(sb, "use Worker replicas: %ld, slotsPerWorker: %d",
+                          nodes, t->count);
         break;
     default:
         strbuf_printf(sb, "use %ld pod%s x %d GPUs", nodes,

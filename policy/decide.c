@@ -84,7 +84,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         return -1;
     placement_read(s, &m, w->gpus, &p);
     if (!p.pinned && req->view)
-        placement_from_view(s, req->view, &m, w->gpus, req->namespace,
+        placement_from_view(s, req->view, &m, w, req->namespace,
                             pod_label(pod, LABEL_QUEUE_NAME), &p);
     agreed = placement_known(&p);
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);

@@ -33,6 +33,8 @@ struct job_shape {
     long procs;       /* processes per pod when a number; 0 when "auto" */
     bool elastic;     /* PyTorchJob elasticPolicy: nodes is the maximum */
     bool has_master;  /* PyTorchJob with a Master replica */
+    bool per_node_launcher; /* MPIJob, slotsPerWorker 1: mpirun starts one
+                               torchrun per worker, which starts procs */
     const char *runtime; /* TrainJob runtimeRef.name, borrowed, or NULL */
 };
 

@@ -8,6 +8,7 @@
 
 #include "expand_internal.h"
 #include "labels.h"
+#include "launch.h"
 #include "pod.h"
 #include "podbuild.h"
 
@@ -164,6 +165,33 @@ expand_pytorchjob(const cJSON *obj, struct expansion *e)
     return 0;
 }
 
+/*
+ * One torchrun per worker under mpirun (slotsPerWorker: 1, -np = workers,
+ * --nproc_per_node = the GPUs): a common layout, right as it is. Its
+ * processes per pod are torchrun's, "auto" (0) when not a literal.
+ */
+static void
+read_per_node_launcher(const cJSON *launcher, struct job_shape *job)
+{
+    const cJSON *c;
+
+    if (job->procs != 1)
+        return;
+    cJSON_ArrayForEach(c, json_get(json_get(json_get(launcher, "template"),
+                                            "spec"),
+                                   "containers"))
+    {
+        struct launch ln;
+        if (!launch_has_word(c, "torchrun") &&
+            !launch_has_word(c, "torch.distributed.run"))
+            continue;
+        launch_read(c, &ln);
+        job->per_node_launcher = true;
+        job->procs = ln.nproc > 0 ? ln.nproc : 0;
+        return;
+    }
+}
+
 int
 expand_mpijob(const cJSON *obj, struct expansion *e)
 {
@@ -179,6 +207,8 @@ expand_mpijob(const cJSON *obj, struct expansion *e)
     e->job.nodes = worker ? podbuild_long(worker, "replicas", 1) : 0;
     if (cJSON_IsTrue(as_worker))
         e->job.nodes++;
+    read_per_node_launcher(replica_spec(obj, "mpiReplicaSpecs", "Launcher"),
+                           &e->job);
     for (int i = 0; i < 2; i++) {
         const cJSON *rs = replica_spec(obj, "mpiReplicaSpecs", types[i]);
         cJSON *pod;

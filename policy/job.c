@@ -69,6 +69,7 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
     w->owner = e->job.owner;
     w->has_master = e->job.has_master;
     w->elastic = e->job.elastic;
+    w->per_node_launcher = e->job.per_node_launcher;
     if (e->job.nodes > 0) {
         w->pods = e->job.nodes;
         w->pods_known = true;
@@ -80,17 +81,16 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
  * cluster view; p's strings borrow from pod and the view. */
 static int
 place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
-      long gpus, const struct view *view, struct placement *p)
+      const struct workload *w, const struct view *view, struct placement *p)
 {
     struct match m;
 
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
-    placement_read(s, &m, gpus, p);
+    placement_read(s, &m, w->gpus, p);
     if (!p->pinned && view)
-        placement_from_view(
-            s, view, &m, gpus, req->namespace,
-            pod_label(req->object, LABEL_QUEUE_NAME), p);
+        placement_from_view(s, view, &m, w, req->namespace,
+                            pod_label(req->object, LABEL_QUEUE_NAME), p);
     match_free(&m);
     return 0;
 }
@@ -101,22 +101,22 @@ place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
  */
 static int
 place_job_pod(const struct snapshot *s, const struct admission *req,
-              const struct expansion *e, cJSON *pod, long gpus,
-              struct placement *p)
+              const struct expansion *e, cJSON *pod,
+              const struct workload *w, struct placement *p)
 {
     const char *type;
 
-    if (place(s, req, pod, gpus, NULL, p) < 0)
+    if (place(s, req, pod, w, NULL, p) < 0)
         return -1;
     if (p->pinned)
         return 0;
     if ((type = snapshot_job_type(s, req->namespace, e->job.runtime)) ==
         NULL)
-        return place(s, req, pod, gpus, req->view, p);
+        return place(s, req, pod, w, req->view, p);
     cJSON *sel = podbuild_object(podbuild_object(pod, "spec"), "nodeSelector");
     if (sel == NULL || !cJSON_AddStringToObject(sel, LABEL_INSTANCE_TYPE, type))
         return -1;
-    if (place(s, req, pod, gpus, NULL, p) < 0)
+    if (place(s, req, pod, w, NULL, p) < 0)
         return -1;
     p->evidence = EVIDENCE_POLICY;
     return 0;
@@ -141,7 +141,7 @@ judge_job(const struct snapshot *s, const struct admission *req,
             continue;
         v->any_gpu = true;
         v->skip = v->skip || (skip && strcmp(skip, "true") == 0);
-        if (place_job_pod(s, req, e, pod, w.gpus, &p) < 0)
+        if (place_job_pod(s, req, e, pod, &w, &p) < 0)
             return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
@@ -265,7 +265,7 @@ patch_mpi_launcher(const struct snapshot *s, const struct admission *req,
         w.gpus = t.gpus;
         w.efa = t.efa > 0 ? t.efa : 0;
     } else {
-        if (place_job_pod(s, req, e, worker, w.gpus, &p) < 0)
+        if (place_job_pod(s, req, e, worker, &w, &p) < 0)
             return -1;
         if (!placement_known(&p))
             return 0;
@@ -283,16 +283,25 @@ patch_mpi_launcher(const struct snapshot *s, const struct admission *req,
     if (rc == 0 && scratch.n_ops > 0) {
         struct strbuf names = {0};
         char *list;
+        /* Each op adds one env entry, or the whole env array. */
         for (size_t i = 0; i < scratch.n_ops; i++) {
             const cJSON *one = scratch.ops[i].value, *entry;
+            const char *n;
             if (!cJSON_IsArray(one)) {
+                n = json_string(one, "name");
                 strbuf_printf(&names, "%s%s", names.len ? ", " : "",
-                              json_string(one, "name"));
+                              n ? n : "?");
                 continue;
             }
             cJSON_ArrayForEach(entry, one)
-            strbuf_printf(&names, "%s%s", names.len ? ", " : "",
-                          json_string(entry, "name"));
+            {
+                /* The list that names them goes without saying. */
+                n = json_string(entry, "name");
+                if (n && strcmp(n, "OMPI_MCA_mca_base_env_list") == 0)
+                    continue;
+                strbuf_printf(&names, "%s%s", names.len ? ", " : "",
+                              n ? n : "?");
+            }
         }
         if ((list = strbuf_take(&names)) == NULL)
             rc = -1;

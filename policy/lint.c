@@ -104,9 +104,11 @@ pod_sum(const cJSON *pod, const char *resource)
 }
 
 static const char *
-procs_field(enum owner owner)
+procs_field(const struct job_shape *job)
 {
-    switch (owner) {
+    if (job->per_node_launcher)
+        return "torchrun --nproc_per_node";
+    switch (job->owner) {
     case OWNER_TRAINJOB:
         return "numProcPerNode";
     case OWNER_MPIJOB:
@@ -137,17 +139,21 @@ lint_launch(const struct expansion *e, const cJSON *c, const char *cname,
              "container '%s': the command hard-codes --nproc_per_node %ld "
              "but the pod runs %ld (%s)",
              cname, ln.nproc, procs,
-             e->job.procs > 0 ? procs_field(e->job.owner) : "its GPUs") < 0)
+             e->job.procs > 0 ? procs_field(&e->job) : "its GPUs") < 0)
         return -1;
     return 0;
 }
 
-/* mpirun -np on the launcher: the job's ranks are workers x slots. */
+/*
+ * mpirun -np on the launcher: the job's ranks are workers x slots, or
+ * one per worker when each runs a torchrun (slotsPerWorker 1).
+ */
 static int
 lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
 {
     const char *name = json_string(c, "name");
-    long ranks = e->job.nodes * e->job.procs;
+    long ranks = e->job.per_node_launcher ? e->job.nodes
+                                          : e->job.nodes * e->job.procs;
     struct launch ln;
 
     if (name == NULL)
@@ -155,13 +161,17 @@ lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
     if (lint_resources(c, name, l) < 0)
         return -1;
     launch_read(c, &ln);
-    if (ln.np > 0 && ranks > 0 && ln.np != ranks &&
-        note(l,
-             "container '%s': the command hard-codes -np %ld but the job "
-             "has %ld Worker replicas x %ld slotsPerWorker = %ld ranks",
-             name, ln.np, e->job.nodes, e->job.procs, ranks) < 0)
-        return -1;
-    return 0;
+    if (ln.np <= 0 || ranks <= 0 || ln.np == ranks)
+        return 0;
+    if (e->job.per_node_launcher)
+        return note(l,
+                    "container '%s': the command hard-codes -np %ld but the "
+                    "job has %ld Worker replicas, one torchrun each",
+                    name, ln.np, e->job.nodes);
+    return note(l,
+                "container '%s': the command hard-codes -np %ld but the job "
+                "has %ld Worker replicas x %ld slotsPerWorker = %ld ranks",
+                name, ln.np, e->job.nodes, e->job.procs, ranks);
 }
 
 static int
@@ -193,7 +203,7 @@ lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
         return -1;
     if (gpus > 0 && e->job.procs > 0 && e->job.procs != gpus &&
         note(l, "%s %ld does not match the %ld " RESOURCE_GPU " per pod",
-             procs_field(e->job.owner), e->job.procs, gpus) < 0)
+             procs_field(&e->job), e->job.procs, gpus) < 0)
         return -1;
     return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "match.h"
 #include "snapshot.h"
+#include "workload.h"
 
 #define PLACEMENT_MAX 64
 #define PLACEMENT_ZONES 8
@@ -77,16 +78,19 @@ void placement_read(const struct snapshot *s, const struct match *m, long gpus,
 /*
  * Where a pod that pins no type can land, from the cluster view v: the
  * kinds of node whose labels and taints admit it (m, with the tolerations
- * topogate adds) and that have gpus GPUs, narrowed to the flavors of the
- * Kueue queue named queue (may be NULL) in namespace ns. Each candidate
- * is its instance type's row with the node's own GPU and NIC counts, or
- * a row made from its GPU product. Leaves p as it is when the view names
- * no candidate (the nodes may not exist yet: a node group that scales
- * from zero); rows borrow from s and v.
+ * topogate adds) and whose allocatable GPUs and EFA hold w's, narrowed to
+ * the flavors of the Kueue queue named queue (may be NULL) in namespace
+ * ns. Each candidate is its instance type's row with the node's own GPU
+ * and NIC counts, or a row made from its GPU product. A queue with no
+ * such node yet gives its flavors' instance types from the table. Leaves
+ * p as it is when the view has no GPU node (p->no_node set when it has
+ * some but none fits: a node group that scales from zero); rows borrow
+ * from s and v.
  */
 void placement_from_view(const struct snapshot *s, const struct view *v,
-                         const struct match *m, long gpus, const char *ns,
-                         const char *queue, struct placement *p);
+                         const struct match *m, const struct workload *w,
+                         const char *ns, const char *queue,
+                         struct placement *p);
 
 /*
  * What hardware a kind of node is, as decisions see it: its instance

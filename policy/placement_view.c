@@ -240,29 +240,71 @@ placement_candidates(const struct placement *p, char *buf, size_t len)
     return true;
 }
 
+/*
+ * A queue whose nodes do not exist yet (Karpenter, a node group at zero):
+ * its flavors' own instance type, from the table, is where it will land.
+ */
+static void
+flavor_rows(const struct snapshot *s, const struct view *v,
+            const struct view_cluster_queue *q, const struct match *m,
+            struct placement *c)
+{
+    for (size_t i = 0; i < q->n_flavors; i++) {
+        const struct view_flavor *f = view_flavor(v, q->flavors[i]);
+        const char *type = f ? label_get(&f->set, LABEL_INSTANCE_TYPE) : NULL;
+        const struct instance_type *t;
+
+        if (type == NULL && f)
+            type = label_get(&f->set, "beta.kubernetes.io/instance-type");
+        if (type == NULL || !flavor_admits(m, f))
+            continue;
+        if ((t = snapshot_lookup(s, type)) == NULL) {
+            if (c->unresolved == NULL)
+                c->unresolved = type;
+            continue;
+        }
+        if (c->n_types == PLACEMENT_MAX) {
+            c->too_many = true;
+            return;
+        }
+        c->types[c->n_types++] = t;
+    }
+}
+
+/* Whether a kind of node can hold what the pod asks for, as the
+ * scheduler's resource fit says: its GPUs, and its EFA devices. */
+static bool
+holds(const struct node_kind *k, const struct workload *w)
+{
+    return k->gpus >= w->gpus &&
+           (w->efa <= 0 || nic_count(k, RESOURCE_EFA) >= w->efa);
+}
+
 void
 placement_from_view(const struct snapshot *s, const struct view *v,
-                    const struct match *m, long gpus, const char *ns,
-                    const char *queue, struct placement *p)
+                    const struct match *m, const struct workload *w,
+                    const char *ns, const char *queue, struct placement *p)
 {
     const struct view_cluster_queue *q =
         queue && ns ? view_queue(v, ns, queue) : NULL;
     struct placement c;
 
-    if (v == NULL || v->too_many)
-        return;
+    if (v == NULL || v->too_many || (v->n_kinds == 0 && q == NULL))
+        return; /* an empty view says nothing */
     placement_clear(&c);
     for (size_t i = 0; i < v->n_kinds; i++) {
         const struct node_kind *k = &v->kinds[i];
-        if (k->gpus < gpus ||
+        if (!holds(k, w) ||
             !fits(m, &k->set, k->taints, k->n_taints, per_node) ||
             (q && !in_queue(v, q, m, k)))
             continue;
         if (!add_kind(s, k, &c))
             break;
     }
-    if (c.n_rows == 0 && c.unresolved == NULL && !c.too_many) {
-        p->no_node = true; /* none yet: the view is no evidence */
+    if (q && c.n_types == 0 && c.unresolved == NULL && !c.too_many)
+        flavor_rows(s, v, q, m, &c);
+    if (c.n_types == 0 && c.unresolved == NULL && !c.too_many) {
+        p->no_node = v->n_kinds > 0; /* none yet: the view is no evidence */
         return;
     }
     c.pinned = true;
@@ -270,9 +312,10 @@ placement_from_view(const struct snapshot *s, const struct view *v,
     c.via = q ? "Kueue queue" : "cluster's nodes";
     if (c.unresolved)
         c.unknown = c.unresolved;
-    /* The rows point into c: move them, then point at the copies. */
+    /* Rows point into c: move them, then point at the copies. Table rows
+     * (a flavor's type) point into the snapshot and stay as they are. */
     memcpy(p, &c, offsetof(struct placement, rows));
     memcpy(p->rows, c.rows, c.n_rows * sizeof(c.rows[0]));
-    for (size_t i = 0; i < p->n_types; i++)
+    for (size_t i = 0; i < p->n_rows; i++)
         p->types[i] = &p->rows[i].row;
 }

@@ -219,6 +219,11 @@ plan_mpijob(const cJSON *job, struct plan *p, struct decision *d,
         snprintf(why, len, "its launcher runs as a worker too");
         return 0;
     }
+    /* Its ranks per pod are torchrun's, in a command we do not rewrite. */
+    if (e->job.per_node_launcher) {
+        snprintf(why, len, "its launcher runs one torchrun per worker");
+        return 0;
+    }
     if (find_sites(worker, "/spec/mpiReplicaSpecs/Worker", p->sites,
                    &p->n_sites, 4) < 0) {
         snprintf(why, len, "a pod has more than one GPU container");

@@ -187,6 +187,15 @@ need(const struct ynode *map, const char *key, const char *what,
     return v;
 }
 
+/* The file's value of key, else the embedded policy's (base may be NULL). */
+static const struct ynode *
+pick(const struct ynode *root, const struct ynode *base, const char *key)
+{
+    const struct ynode *v = ynode_get(root, key);
+
+    return v || base == NULL ? v : ynode_get(base, key);
+}
+
 /* --- sections --------------------------------------------------------- */
 
 static int
@@ -301,20 +310,28 @@ read_runtimes(const struct ynode *n, struct snapshot *s, struct load_error *err)
     return 0;
 }
 
-/* jobs: {repack, runtimes}: job-level admission (decide_job). */
+/*
+ * jobs: {repack, runtimes}: job-level admission (decide_job). Each key
+ * the file's map (n, may be NULL) leaves out comes from under, the
+ * embedded policy's (may be NULL).
+ */
 static int
-read_jobs(const struct ynode *n, struct snapshot *s, struct load_error *err)
+read_jobs(const struct ynode *n, const struct ynode *under, struct snapshot *s,
+          struct load_error *err)
 {
     static const char *const keys[] = {"repack", "runtimes", NULL};
     const struct ynode *v;
 
-    if (want_kind(n, YNODE_MAP, "jobs", err) < 0 ||
-        check_keys(n, keys, "jobs", err) < 0)
+    if (n && (want_kind(n, YNODE_MAP, "jobs", err) < 0 ||
+              check_keys(n, keys, "jobs", err) < 0))
         return -1;
-    if ((v = ynode_get(n, "repack")) &&
+    if (under && under->kind != YNODE_MAP)
+        under = NULL;
+    if ((v = n ? pick(n, under, "repack") : ynode_get(under, "repack")) &&
         read_bool(v, "repack", &s->repack, err) < 0)
         return -1;
-    if ((v = ynode_get(n, "runtimes")) && read_runtimes(v, s, err) < 0)
+    if ((v = n ? pick(n, under, "runtimes") : ynode_get(under, "runtimes")) &&
+        read_runtimes(v, s, err) < 0)
         return -1;
     return 0;
 }
@@ -500,6 +517,110 @@ read_types(const struct ynode *n, struct snapshot *s, struct load_error *err)
     return 0;
 }
 
+/* --- overlays: the file's rows over the embedded tables ------------- */
+
+/* The name of a table row, or NULL when it has none to merge by. */
+static const char *
+row_name(const struct ynode *row)
+{
+    const struct ynode *v;
+
+    if (row->kind != YNODE_MAP || (v = ynode_get(row, "name")) == NULL ||
+        v->kind != YNODE_SCALAR)
+        return NULL;
+    return v->scalar;
+}
+
+static bool
+lists_name(const struct ynode *seq, const char *name)
+{
+    for (size_t i = 0; seq && name && i < seq->n_items; i++) {
+        const char *other = row_name(seq->items[i]);
+        if (other && strcmp(other, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The rows of one table, as a list node whose items are borrowed: the
+ * base rows whose name the file does not list, in their order, then the
+ * file's rows in its order. out->items and *src are owned by the caller;
+ * src says where each row came from. base may be NULL (nothing to merge
+ * onto); file may be NULL (the key is not in the file).
+ */
+static int
+merge_rows(const struct ynode *base, const struct ynode *file,
+           bool file_embedded, struct ynode *out, struct row_source **src,
+           struct load_error *err)
+{
+    const struct ynode *at = file ? file : base;
+    size_t n = 0, cap = (base ? base->n_items : 0) +
+                        (file ? file->n_items : 0);
+
+    *out = (struct ynode){.kind = YNODE_SEQ, .line = at->line,
+                          .column = at->column};
+    if ((out->items = calloc(cap + 1, sizeof(*out->items))) == NULL ||
+        (*src = calloc(cap + 1, sizeof(**src))) == NULL) {
+        ynode_error(err, at, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; base && i < base->n_items; i++) {
+        if (lists_name(file, row_name(base->items[i])))
+            continue;
+        (*src)[n] = (struct row_source){true, base->items[i]->line};
+        out->items[n++] = base->items[i];
+    }
+    for (size_t i = 0; file && i < file->n_items; i++) {
+        (*src)[n] = (struct row_source){file_embedded, file->items[i]->line};
+        out->items[n++] = file->items[i];
+    }
+    out->n_items = n;
+    return 0;
+}
+
+/* One table: merged when there is a base, else the file's alone. */
+static int
+read_table(const struct ynode *root, const struct ynode *base,
+           const char *key, bool embedded, struct snapshot *s,
+           struct row_source **src, struct load_error *err)
+{
+    const struct ynode *file = ynode_get(root, key);
+    const struct ynode *under = base ? ynode_get(base, key) : NULL;
+    struct ynode merged = {0};
+    int rc = -1;
+
+    if (file && want_kind(file, YNODE_SEQ, key, err) < 0)
+        return -1;
+    if (file == NULL && under == NULL) {
+        if (strcmp(key, "instanceTypes") == 0) {
+            ynode_error(err, root, "the policy needs '%s'", key);
+            return -1;
+        }
+        return 0;
+    }
+    if (merge_rows(under, file, embedded, &merged, src, err) == 0)
+        rc = strcmp(key, "instanceTypes") == 0
+                 ? read_types(&merged, s, err)
+                 : products_read(&merged, s, err);
+    free(merged.items);
+    return rc;
+}
+
+static int
+read_base(const struct ynode *n, bool *empty, struct load_error *err)
+{
+    if (want_kind(n, YNODE_SCALAR, "base", err) < 0)
+        return -1;
+    if (strcmp(n->scalar, "embedded") != 0 && strcmp(n->scalar, "empty") != 0) {
+        ynode_error(err, n, "base must be embedded or empty, not '%s'",
+                    n->scalar);
+        return -1;
+    }
+    *empty = strcmp(n->scalar, "empty") == 0;
+    return 0;
+}
+
 static int
 read_unknown(const struct ynode *n, enum unknown_action *out,
              struct load_error *err)
@@ -521,42 +642,59 @@ read_unknown(const struct ynode *n, enum unknown_action *out,
 
 /*
  * Top-level fields first, so namespaces inherit them wherever they sit;
- * the table before the sections that name its types.
+ * the table before the sections that name its types. base is the
+ * embedded policy the file is read over, or NULL (the embedded policy
+ * itself, or a file that says `base: empty`); embedded says that root is
+ * the embedded policy.
  */
 static int
-read_policy(const struct ynode *root, struct snapshot *s,
-            struct load_error *err)
+read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
+            struct snapshot *s, struct load_error *err)
 {
     static const char *const keys[] = {
-        "mode",   "unknownInstanceType", "optOut", "overrideUserValues",
-        "inject", "namespaces",          "jobs",   "instanceTypes",
-        "gpuProducts", NULL};
+        "base",   "mode",       "unknownInstanceType", "optOut",
+        "overrideUserValues",   "inject",              "namespaces",
+        "jobs",   "instanceTypes",                     "gpuProducts",
+        NULL};
     const struct ynode *v;
+    bool empty = false;
 
     if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
         check_keys(root, keys, "the policy", err) < 0)
         return -1;
-    if ((v = ynode_get(root, "mode")) && read_mode(v, &s->mode, err) < 0)
+    if ((v = ynode_get(root, "base")) && read_base(v, &empty, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "unknownInstanceType")) &&
+    if (empty || embedded || (base && base->kind != YNODE_MAP))
+        base = NULL;
+    s->merged = base != NULL;
+    if ((v = pick(root, base, "mode")) && read_mode(v, &s->mode, err) < 0)
+        return -1;
+    if ((v = pick(root, base, "unknownInstanceType")) &&
         read_unknown(v, &s->unknown, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "optOut")) &&
+    if ((v = pick(root, base, "optOut")) &&
         read_bool(v, "optOut", &s->allow_opt_out, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "overrideUserValues")) &&
+    if ((v = pick(root, base, "overrideUserValues")) &&
         read_bool(v, "overrideUserValues", &s->override_user, err) < 0)
+        return -1;
+    /* inject merges key by key: the embedded switches, then the file's. */
+    if (base && (v = ynode_get(base, "inject")) &&
+        read_inject(v, &s->inject, err) < 0)
         return -1;
     if ((v = ynode_get(root, "inject")) && read_inject(v, &s->inject, err) < 0)
         return -1;
-    if ((v = need(root, "instanceTypes", "the policy", err)) == NULL ||
-        read_types(v, s, err) < 0)
+    if (read_table(root, base, "instanceTypes", embedded, s, &s->type_sources,
+                   err) < 0)
         return -1;
-    if ((v = ynode_get(root, "namespaces")) && read_namespaces(v, s, err) < 0)
+    if ((v = pick(root, base, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "jobs")) && read_jobs(v, s, err) < 0)
+    if ((ynode_get(root, "jobs") || (base && ynode_get(base, "jobs"))) &&
+        read_jobs(ynode_get(root, "jobs"), base ? ynode_get(base, "jobs") : NULL,
+                  s, err) < 0)
         return -1;
-    if ((v = ynode_get(root, "gpuProducts")) && products_read(v, s, err) < 0)
+    if (read_table(root, base, "gpuProducts", embedded, s,
+                   &s->product_sources, err) < 0)
         return -1;
     return 0;
 }
@@ -607,6 +745,8 @@ snapshot_free(struct snapshot *s)
         free(s->runtime_types[i].instance_type);
     }
     free(s->runtime_types);
+    free(s->type_sources);
+    free(s->product_sources);
     free(s->origin);
     free(s);
 }
@@ -624,12 +764,22 @@ apply_opts(struct snapshot *s, const struct snapshot_opts *o)
         s->repack = true;
 }
 
-struct snapshot *
-snapshot_parse(const char *bytes, size_t len, const char *origin,
-               const struct snapshot_opts *opts, struct load_error *err)
+/* Whether a file starts from empty tables: then the embedded is not read. */
+static bool
+says_empty(const struct ynode *root)
+{
+    const struct ynode *v;
+
+    return root->kind == YNODE_MAP && (v = ynode_get(root, "base")) &&
+           v->kind == YNODE_SCALAR && strcmp(v->scalar, "empty") == 0;
+}
+
+static struct snapshot *
+parse(const char *bytes, size_t len, const char *origin,
+      const struct snapshot_opts *opts, bool embedded, struct load_error *err)
 {
     struct snapshot *s = NULL;
-    struct ytree *tree;
+    struct ytree *tree, *base = NULL;
 
     if ((tree = ytree_parse(bytes, len, err)) == NULL)
         return NULL;
@@ -637,6 +787,15 @@ snapshot_parse(const char *bytes, size_t len, const char *origin,
         ynode_error(err, tree->n_docs ? tree->docs[1] : NULL,
                     "a policy is one YAML document, found %zu", tree->n_docs);
         goto fail;
+    }
+    if (!embedded && !says_empty(tree->docs[0])) {
+        base = ytree_parse(policy_embedded,
+                           (size_t)(policy_embedded_end - policy_embedded),
+                           err);
+        if (base == NULL || base->n_docs != 1) {
+            ynode_error(err, NULL, "the embedded policy does not read");
+            goto fail;
+        }
     }
     if ((s = calloc(1, sizeof(*s))) == NULL ||
         (s->origin = strdup(origin)) == NULL) {
@@ -649,24 +808,34 @@ snapshot_parse(const char *bytes, size_t len, const char *origin,
     s->unknown = UNKNOWN_WARN;
     s->allow_opt_out = true;
     s->inject = (struct inject){true, true, true, true, true, true};
-    if (read_policy(tree->docs[0], s, err) < 0)
+    if (read_policy(tree->docs[0], base ? base->docs[0] : NULL, embedded, s,
+                    err) < 0)
         goto fail;
     apply_opts(s, opts);
+    ytree_free(base);
     ytree_free(tree);
     return s;
 fail:
     snapshot_free(s);
+    ytree_free(base);
     ytree_free(tree);
     return NULL;
+}
+
+struct snapshot *
+snapshot_parse(const char *bytes, size_t len, const char *origin,
+               const struct snapshot_opts *opts, struct load_error *err)
+{
+    return parse(bytes, len, origin, opts, false, err);
 }
 
 struct snapshot *
 snapshot_parse_embedded(const struct snapshot_opts *opts,
                         struct load_error *err)
 {
-    return snapshot_parse(policy_embedded,
-                          (size_t)(policy_embedded_end - policy_embedded),
-                          "embedded", opts, err);
+    return parse(policy_embedded,
+                 (size_t)(policy_embedded_end - policy_embedded), "embedded",
+                 opts, true, err);
 }
 
 struct snapshot *

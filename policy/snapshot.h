@@ -47,6 +47,16 @@ struct runtime_type {
     char *instance_type;
 };
 
+/*
+ * Where a row of instanceTypes or gpuProducts was read: the embedded
+ * policy, or the file at line. A file merges onto the embedded tables by
+ * name unless it says `base: empty` (see snapshot_parse()).
+ */
+struct row_source {
+    bool embedded;
+    int line;
+};
+
 struct snapshot {
     atomic_int refs; /* see snapshot_ref() */
     char *origin; /* file name, or "embedded" */
@@ -65,6 +75,10 @@ struct snapshot {
     size_t n_runtime_types;
     struct gpu_product *products; /* gpuProducts: see products.h */
     size_t n_products;
+    /* Parallel to types and products: where each row came from. */
+    struct row_source *type_sources;
+    struct row_source *product_sources;
+    bool merged; /* a file read over the embedded tables */
 };
 
 /*
@@ -82,6 +96,16 @@ struct snapshot_opts {
  * Parses a policy document. Returns an owned snapshot (one reference), or
  * NULL with *err filled in. origin names the source in messages; opts
  * may be NULL.
+ *
+ * The file is an overlay on the embedded policy: its settings override
+ * the embedded ones (inject key by key), namespaces and jobs.runtimes
+ * replace theirs when given, and instanceTypes and gpuProducts merge by
+ * name: a row of the file replaces the embedded row of that name whole,
+ * and a new name is added. The embedded rows the file leaves come first,
+ * then the file's rows in its order. `base: empty` at the top starts from
+ * the built-in defaults and empty tables instead (instanceTypes is then
+ * required); snapshot_print() writes it, so what it prints reads back
+ * the same.
  */
 struct snapshot *snapshot_parse(const char *bytes, size_t len,
                                 const char *origin,

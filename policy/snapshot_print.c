@@ -198,6 +198,8 @@ snapshot_print(const struct snapshot *s)
     struct strbuf sb = {0};
 
     strbuf_printf(&sb, "# topogate policy, loaded from %s\n", s->origin);
+    /* The whole merged table follows: it must not merge again. */
+    strbuf_puts(&sb, "base: empty\n");
     strbuf_printf(&sb, "mode: %s\n", mode_name(s->mode));
     strbuf_printf(&sb, "unknownInstanceType: %s\n",
                   s->unknown == UNKNOWN_DENY ? "deny" : "warn");

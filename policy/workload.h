@@ -40,6 +40,7 @@ struct workload {
     bool pods_known;
     bool elastic;         /* PET_NNODES is "min:max" */
     long procs;           /* processes per pod */
+    bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
 };
 

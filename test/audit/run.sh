@@ -56,6 +56,17 @@ expect "list audit: a deny: exit status" 1 $?
 golden list.txt "$TMP/list.txt"
 (cd "$HERE" && "$BIN" audit -o json inputs/list.yaml) >"$TMP/list.json" 2>&1
 golden list.json "$TMP/list.json"
+# With a cluster view: the corpus against an EKS cluster (--nodes), and
+# the list with that cluster's Nodes and Kueue objects among the inputs.
+(cd "$SHARED/corpus" && "$BIN" audit --fail-on never \
+	--nodes "$REPO/test/nodes/eks-p4d-p5-g5.yaml" manifests) \
+	>"$TMP/corpus-eks.txt" 2>"$TMP/err"
+expect "corpus audit --nodes: exit status" 0 $?
+golden corpus-eks.txt "$TMP/corpus-eks.txt"
+(cd "$REPO" && "$BIN" audit --fail-on never test/nodes/eks-p4d-p5-g5.yaml \
+	test/audit/inputs/list.yaml) >"$TMP/list-eks.txt" 2>&1
+expect "list audit with the cluster among the inputs: exit status" 0 $?
+golden list-eks.txt "$TMP/list-eks.txt"
 (cd "$HERE" && "$BIN" audit --fail-on never inputs/list.yaml) >/dev/null 2>&1
 expect "list audit --fail-on never: exit status" 0 $?
 

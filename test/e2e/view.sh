@@ -6,7 +6,7 @@
 # appears, changes its labels, comes back, goes away. Each change is
 # cued by a file the stand-in waits for, and the decision must follow
 # within seconds: denied while a p4d.24xlarge node of that group exists,
-# allowed with "no node ... fits" otherwise. Also: the view's metrics,
+# allowed with "no node ... fits" while other GPU nodes exist. Also: the view's metrics,
 # readiness with the apiserver away, and no sanitizer report.
 
 set -u
@@ -30,9 +30,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
 mkcert tls
 echo "token-1" >"$TMP/token"
 
-# The scenario: no node at first; then, one cue at a time, the p4d node
-# of test/nodes/eks-p4d-p5-g5.yaml is added, moved to another node
-# group, moved back, and deleted.
+# The scenario: only a g5.12xlarge node of another group at first; then,
+# one cue at a time, the p4d node of test/nodes/eks-p4d-p5-g5.yaml is
+# added, moved to another node group, moved back, and deleted.
 $PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" >"$TMP/scenario.json" <<'PY'
 import copy, json, sys, yaml
 items = yaml.safe_load(open(sys.argv[1]))["items"]
@@ -45,10 +45,15 @@ cue = lambda n: {"wait_for": "%s/cue-%d" % (sys.argv[2], n)}
 steps = [cue(1), {"add": node}, cue(2), {"modify": moved},
          cue(3), {"modify": node}, cue(4),
          {"delete": node["metadata"]["name"]}, cue(5)]
-print(json.dumps({"comment": "test/e2e/view.sh", "objects": {},
+g5 = next(i for i in items if i.get("kind") == "Node" and
+          i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
+          == "g5-dev")
+print(json.dumps({"comment": "test/e2e/view.sh",
+                  "objects": {"nodes": [g5]},
                   "watch": {"nodes": [steps]}}))
 PY
 
+: >"$TMP/standin.out"
 $PY "$ROOT/test/kube/standin.py" --scenario "$TMP/scenario.json" \
 	--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
 	--token-file "$TMP/token" >"$TMP/standin.out" 2>"$TMP/standin.log" &
@@ -113,14 +118,14 @@ for _ in $(seq 1 100); do
 	[ "$(metric topogate_view_synced)" = 1 ] && break
 	sleep 0.1
 done
-expect "the view is synced, with no GPU node yet" "1 0" \
+expect "the view is synced, with the g5 node" "1 1" \
 	"$(metric topogate_view_synced) $(metric topogate_view_nodes)"
 until_verdict "no node of the group yet: allowed, and it says so" \
 	"^allow: no node in the cluster fits this pod yet"
 
 touch "$TMP/cue-1"
 until_verdict "its p4d.24xlarge node appears: 16 x 1 GPU denied" "^deny$"
-expect "the view holds the node" "1" "$(metric topogate_view_nodes)"
+expect "the view holds the node" "2" "$(metric topogate_view_nodes)"
 
 touch "$TMP/cue-2"
 until_verdict "the node moves to another group: allowed again" \
@@ -131,7 +136,7 @@ until_verdict "the node comes back to the group: denied again" "^deny$"
 
 touch "$TMP/cue-4"
 until_verdict "the node goes away: allowed" "^allow: no node in the cluster fits"
-expect "the view is empty again" "0" "$(metric topogate_view_nodes)"
+expect "the view is back to the g5 node" "1" "$(metric topogate_view_nodes)"
 expect_match "reviews counted by how the hardware was known" \
 	'^[1-9][0-9]*$' "$(metric 'topogate_reviews_known_by_total{known_by="nodes"}')"
 expect_match "the log line says how the hardware was known" \

@@ -138,7 +138,8 @@ test_errors(void)
                  "unknown mode 'strict' (enforce, warn or audit)");
     expect_error("mod: warn\ninstanceTypes: []\n", 1, 1,
                  "unknown key 'mod' in the policy");
-    expect_error("mode: warn\n", 1, 1, "the policy needs 'instanceTypes'");
+    expect_error("base: empty\nmode: warn\n", 1, 1,
+                 "the policy needs 'instanceTypes'");
     expect_error("instanceTypes: [\n", 2, 1,
                  "did not find expected node content");
     expect_error("optOut: yes\ninstanceTypes: []\n", 1, 9,
