@@ -119,8 +119,8 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
 static int
 print_json(const struct snapshot *s, const struct view *v)
 {
-    cJSON *root = cJSON_CreateObject(), *kinds = cJSON_AddArrayToObject(
-                                            root, "kinds");
+    cJSON *root = cJSON_CreateObject(),
+          *kinds = cJSON_AddArrayToObject(root, "kinds");
     char *text;
 
     for (size_t i = 0; kinds && i < v->n_kinds; i++) {
@@ -177,12 +177,24 @@ cmd_nodes(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
         switch (c) {
-        case 'N': nodes = optarg; break;
-        case 'k': kubeconfig = optarg; break;
-        case 'p': policy = optarg; break;
-        case 'o': out = optarg; break;
-        case 'h': fputs(nodes_usage, stdout); return 0;
-        default: fputs(nodes_usage, stderr); return 2;
+        case 'N':
+            nodes = optarg;
+            break;
+        case 'k':
+            kubeconfig = optarg;
+            break;
+        case 'p':
+            policy = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            fputs(nodes_usage, stdout);
+            return 0;
+        default:
+            fputs(nodes_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc || (nodes && kubeconfig) ||
@@ -198,10 +210,9 @@ cmd_nodes(int argc, char **argv)
         goto out;
     if ((v = view_build(x)) == NULL)
         goto out;
-    if (strcmp(out, "json") == 0 ? print_json(s, v) < 0
-                                 : (print_text(s, v,
-                                               read - (int)v->n_nodes),
-                                    false))
+    if (strcmp(out, "text") == 0)
+        print_text(s, v, read - (int)v->n_nodes);
+    else if (print_json(s, v) < 0)
         goto out;
     rc = 0;
 out:

@@ -91,8 +91,8 @@ expr_parse(const cJSON *e, struct match_expr *x, const char **problem)
         break;
     case MATCH_GT:
     case MATCH_LT:
-        if (n != 1 || !parse_int64(cJSON_GetArrayItem(values, 0)->valuestring,
-                                   &x->bound))
+        if (n != 1 ||
+            !parse_int64(cJSON_GetArrayItem(values, 0)->valuestring, &x->bound))
             x->op = MATCH_INVALID;
         break;
     case MATCH_INVALID:
@@ -116,7 +116,8 @@ term_parse(const cJSON *t, struct match_term *term, struct match *m)
     if (cJSON_GetArraySize(json_get(t, "matchFields")) > 0)
         m->fields = term->fields = true;
     term->n = 0;
-    term->exprs = zalloc((size_t)cJSON_GetArraySize(exprs), sizeof(*term->exprs));
+    term->exprs =
+        zalloc((size_t)cJSON_GetArraySize(exprs), sizeof(*term->exprs));
     if (cJSON_GetArraySize(exprs) > 0 && term->exprs == NULL)
         return -1;
     cJSON_ArrayForEach(e, exprs)
@@ -142,9 +143,9 @@ match_parse(const cJSON *spec, struct match *m)
 {
     const cJSON *sel = json_get(spec, "nodeSelector");
     const cJSON *no = NULL; /* what a field of the wrong type reads as */
-    const cJSON *req = json_get(
-        json_get(json_get(spec, "affinity"), "nodeAffinity"),
-        "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *req =
+        json_get(json_get(json_get(spec, "affinity"), "nodeAffinity"),
+                 "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *terms = json_get(req, "nodeSelectorTerms");
     const cJSON *tols = json_get(spec, "tolerations");
     const cJSON *it;
@@ -351,8 +352,7 @@ match_tolerates(const struct match *m, const struct taint *taint)
 const struct taint *
 match_untolerated(const struct match *m, const struct taint *taints, size_t n,
                   bool (*filter)(const struct taint *),
-                  const struct match_toleration *extra,
-                  size_t n_extra)
+                  const struct match_toleration *extra, size_t n_extra)
 {
     for (size_t i = 0; i < n; i++) {
         bool ok = false;

@@ -60,11 +60,11 @@ struct match_term {
 };
 
 struct match_toleration {
-    const char *key;      /* NULL or "": every key */
-    bool exists;          /* operator Exists, else Equal */
-    const char *value;    /* Equal: NULL reads as "" */
-    const char *effect;   /* NULL or "": every effect */
-    bool invalid;         /* an operator we do not know: tolerates nothing */
+    const char *key;    /* NULL or "": every key */
+    bool exists;        /* operator Exists, else Equal */
+    const char *value;  /* Equal: NULL reads as "" */
+    const char *effect; /* NULL or "": every effect */
+    bool invalid;       /* an operator we do not know: tolerates nothing */
 };
 
 struct match {
@@ -75,8 +75,8 @@ struct match {
     size_t n_terms;
     struct match_toleration *tolerations;
     size_t n_tolerations;
-    const char *problem;      /* why part of it matches nothing, or NULL */
-    bool fields;              /* some term uses matchFields (node names) */
+    const char *problem; /* why part of it matches nothing, or NULL */
+    bool fields;         /* some term uses matchFields (node names) */
 };
 
 /*
@@ -115,7 +115,8 @@ bool match_tolerates(const struct match *m, const struct taint *taint);
 
 /*
  * The first taint of n that filter picks (NULL: every taint; the
- * scheduler's own filter keeps NoSchedule and NoExecute) and that neither the pod's tolerations nor the extra ones admit, or NULL.
+ * scheduler's own filter keeps NoSchedule and NoExecute) and that neither the
+ * pod's tolerations nor the extra ones admit, or NULL.
  */
 const struct taint *match_untolerated(const struct match *m,
                                       const struct taint *taints, size_t n,

@@ -105,9 +105,8 @@ row_labels(const struct instance_type *t, const char *written,
            struct row_labels *r)
 {
     static const char *const facts[AWS_FACTS] = {
-        "family",        "size",          "category",
-        "generation",    "gpu-count",     "gpu-name",
-        "gpu-manufacturer"};
+        "family",    "size",     "category",        "generation",
+        "gpu-count", "gpu-name", "gpu-manufacturer"};
     size_t n = 0;
 
     r->items[n++] = (struct label){LABEL_INSTANCE_TYPE, written};

@@ -49,15 +49,15 @@ struct zone_set {
 struct placement {
     const struct instance_type *types[PLACEMENT_MAX]; /* known candidates */
     size_t n_types;
-    size_t n_rows;       /* of rows[], below */
-    size_t nodes;        /* the cluster's nodes behind the candidates */
+    size_t n_rows;          /* of rows[], below */
+    size_t nodes;           /* the cluster's nodes behind the candidates */
     const char *unresolved; /* a candidate kind of node we cannot read */
-    bool no_node;        /* the view has no node this pod fits (yet) */
-    struct zone_set zones; /* of the candidate nodes */
-    bool too_many;       /* more than PLACEMENT_MAX: treat as unknown */
-    const char *unknown; /* a candidate name not in the table, or NULL */
-    bool pinned;         /* false: nothing constrains the instance type */
-    const char *via;     /* "nodeSelector", "node affinity", "Karpenter" */
+    bool no_node;           /* the view has no node this pod fits (yet) */
+    struct zone_set zones;  /* of the candidate nodes */
+    bool too_many;          /* more than PLACEMENT_MAX: treat as unknown */
+    const char *unknown;    /* a candidate name not in the table, or NULL */
+    bool pinned;            /* false: nothing constrains the instance type */
+    const char *via;        /* "nodeSelector", "node affinity", "Karpenter" */
     enum evidence evidence;
     /* Rows made from the cluster's nodes, types[] point here too; last,
      * so that clearing a placement leaves the big array alone. */

@@ -44,8 +44,7 @@ keeps_pods_off(const struct taint *t)
 
 static bool
 fits(const struct match *m, const struct label_set *labels,
-     const struct taint *taints, size_t n_taints,
-     bool (*unknown)(const char *))
+     const struct taint *taints, size_t n_taints, bool (*unknown)(const char *))
 {
     return match_labels(m, labels, unknown) &&
            match_untolerated(m, taints, n_taints, keeps_pods_off, added,
@@ -142,9 +141,9 @@ placement_kind(const struct snapshot *s, const struct node_kind *k,
                struct placement_row *r)
 {
     /* GFD's gpu.machine is the DMI product name: the EC2 type on AWS. */
-    static const char *const type_keys[] = {
-        LABEL_INSTANCE_TYPE, "beta.kubernetes.io/instance-type",
-        "nvidia.com/gpu.machine"};
+    static const char *const type_keys[] = {LABEL_INSTANCE_TYPE,
+                                            "beta.kubernetes.io/instance-type",
+                                            "nvidia.com/gpu.machine"};
     const struct instance_type *t;
 
     for (size_t i = 0; i < sizeof(type_keys) / sizeof(type_keys[0]); i++) {
@@ -225,8 +224,8 @@ placement_candidates(const struct placement *p, char *buf, size_t len)
     size_t at = 0;
 
     buf[0] = '\0';
-    if (p->n_rows < 2 || (p->evidence != EVIDENCE_NODES &&
-                          p->evidence != EVIDENCE_QUEUE))
+    if (p->n_rows < 2 ||
+        (p->evidence != EVIDENCE_NODES && p->evidence != EVIDENCE_QUEUE))
         return false;
     at += (size_t)snprintf(buf, len, "the %s allow ", p->via);
     for (size_t i = 0; i < p->n_rows && at < len; i++)

@@ -153,8 +153,7 @@ taints_read(const cJSON *arr, struct taint **out, size_t *n)
     *n = 0;
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
         return 0;
-    if ((*out = calloc((size_t)cJSON_GetArraySize(arr), sizeof(**out))) ==
-        NULL)
+    if ((*out = calloc((size_t)cJSON_GetArraySize(arr), sizeof(**out))) == NULL)
         return -1;
     cJSON_ArrayForEach(it, arr)
     {
@@ -610,8 +609,7 @@ flavor_read(const cJSON *obj, struct view_flavor *f)
     if (f->name == NULL ||
         labels_read(json_get(spec, "nodeLabels"), NULL, &f->labels,
                     &f->n_labels) < 0 ||
-        taints_read(json_get(spec, "nodeTaints"), &f->taints, &f->n_taints) <
-            0)
+        taints_read(json_get(spec, "nodeTaints"), &f->taints, &f->n_taints) < 0)
         return -1;
     f->set = (struct label_set){f->labels, f->n_labels};
     return 0;
@@ -668,8 +666,7 @@ local_queue_read(const cJSON *obj, struct view_local_queue *q)
 
     q->namespace = dup(json_string(meta, "namespace"));
     q->name = dup(json_string(meta, "name"));
-    q->cluster_queue =
-        dup(json_string(json_get(obj, "spec"), "clusterQueue"));
+    q->cluster_queue = dup(json_string(json_get(obj, "spec"), "clusterQueue"));
     return q->namespace && q->name && q->cluster_queue ? 0 : -1;
 }
 
@@ -741,8 +738,8 @@ view_build(const struct view_index *x)
         v->too_many = true;
     }
     v->kinds = array(kinds, sizeof(*v->kinds));
-    v->flavors = array((size_t)cJSON_GetArraySize(x->flavors),
-                       sizeof(*v->flavors));
+    v->flavors =
+        array((size_t)cJSON_GetArraySize(x->flavors), sizeof(*v->flavors));
     v->cluster_queues = array((size_t)cJSON_GetArraySize(x->cluster_queues),
                               sizeof(*v->cluster_queues));
     v->local_queues = array((size_t)cJSON_GetArraySize(x->local_queues),
@@ -758,8 +755,8 @@ view_build(const struct view_index *x)
     }
     qsort(v->kinds, v->n_kinds, sizeof(v->kinds[0]), kind_order);
     for (size_t i = 0; i < v->n_kinds; i++) /* qsort moved them */
-        v->kinds[i].set = (struct label_set){v->kinds[i].labels,
-                                             v->kinds[i].n_labels};
+        v->kinds[i].set =
+            (struct label_set){v->kinds[i].labels, v->kinds[i].n_labels};
     cJSON_ArrayForEach(it, x->flavors)
     {
         if (flavor_read(it, &v->flavors[v->n_flavors++]) < 0)

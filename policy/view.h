@@ -37,11 +37,11 @@ struct node_kind {
     struct label_set set; /* the same, for match_labels() */
     struct taint *taints;
     size_t n_taints;
-    long gpus;           /* allocatable nvidia.com/gpu */
-    long memory_gib;     /* allocatable memory, whole GiB */
+    long gpus;       /* allocatable nvidia.com/gpu */
+    long memory_gib; /* allocatable memory, whole GiB */
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
-    size_t nodes;        /* how many nodes are of this kind */
+    size_t nodes; /* how many nodes are of this kind */
 };
 
 struct view_flavor {
@@ -69,8 +69,8 @@ struct view {
     atomic_int refs;
     struct node_kind *kinds;
     size_t n_kinds;
-    size_t n_nodes;   /* GPU nodes in the kinds */
-    bool too_many;    /* past VIEW_KINDS_MAX: the kinds are not all here */
+    size_t n_nodes; /* GPU nodes in the kinds */
+    bool too_many;  /* past VIEW_KINDS_MAX: the kinds are not all here */
     struct view_flavor *flavors;
     size_t n_flavors;
     struct view_cluster_queue *cluster_queues;
@@ -122,9 +122,8 @@ struct view *view_ref(struct view *v);
 void view_unref(struct view *v);
 
 /* The ClusterQueue's flavors for a LocalQueue; NULL when unknown. */
-const struct view_cluster_queue *view_queue(const struct view *v,
-                                            const char *ns,
-                                            const char *local_queue);
+const struct view_cluster_queue *
+view_queue(const struct view *v, const char *ns, const char *local_queue);
 const struct view_flavor *view_flavor(const struct view *v, const char *name);
 
 /* Labels that differ from node to node and say nothing of hardware. */

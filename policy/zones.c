@@ -21,9 +21,9 @@ is_zone_key(const char *key)
 static bool
 pod_affinity_on_zone(const cJSON *spec)
 {
-    const cJSON *terms = json_get(
-        json_get(json_get(spec, "affinity"), "podAffinity"),
-        "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms =
+        json_get(json_get(json_get(spec, "affinity"), "podAffinity"),
+                 "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *t;
 
     if (!cJSON_IsArray(terms))
@@ -66,8 +66,9 @@ zones_warn(const struct zone_set *z, long pods, const cJSON *spec,
         strbuf_printf(&sb, "%s%s", i ? ", " : "", z->names[i]);
     if ((zones = strbuf_take(&sb)) == NULL)
         return -1;
-    rc = decision_warn(d, "the nodes it can land on span zones %s: EFA/RDMA "
-                          "traffic does not cross zones",
+    rc = decision_warn(d,
+                       "the nodes it can land on span zones %s: EFA/RDMA "
+                       "traffic does not cross zones",
                        zones);
     free(zones);
     if (rc == 0)

@@ -19,8 +19,8 @@
 
 /*
  * Warns in d when a job of pods > 1 whose candidate nodes (z) have RDMA
- * NICs can land in more than one zone and its pod spec does not keep it in one (a
- * nodeSelector or required node affinity on the zone, or a required pod
+ * NICs can land in more than one zone and its pod spec does not keep it in one
+ * (a nodeSelector or required node affinity on the zone, or a required pod
  * affinity with the zone as topologyKey). 0, or -1 out of memory.
  */
 int zones_warn(const struct zone_set *z, long pods, const cJSON *spec,

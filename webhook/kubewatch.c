@@ -53,9 +53,9 @@ struct kubewatch {
     bool synced[N_RESOURCES];
     bool settled[N_RESOURCES]; /* listed, or found not served */
     time_t built;
-    bool failed;   /* out of memory in the index: logged */
-    bool too_many; /* the last view had too many kinds: logged once */
-    pthread_mutex_t lock;       /* list_once only: settled[] */
+    bool failed;          /* out of memory in the index: logged */
+    bool too_many;        /* the last view had too many kinds: logged once */
+    pthread_mutex_t lock; /* list_once only: settled[] */
     pthread_cond_t changed;
 };
 
@@ -123,8 +123,7 @@ all_synced(const struct kubewatch *w)
 }
 
 static void
-on_state(void *ctx, const struct kube_resource *r, bool synced,
-         const char *why)
+on_state(void *ctx, const struct kube_resource *r, bool synced, const char *why)
 {
     struct kubewatch *w = ctx;
     size_t i = resource_index(r);
@@ -132,9 +131,9 @@ on_state(void *ctx, const struct kube_resource *r, bool synced,
     pthread_mutex_lock(&w->lock);
     w->synced[i] = synced;
     /* An optional resource that is not served is as listed as it gets. */
-    w->settled[i] = synced || (r->optional && why &&
-                               (strstr(why, "not served") ||
-                                strstr(why, "forbidden")));
+    w->settled[i] =
+        synced || (r->optional && why &&
+                   (strstr(why, "not served") || strstr(why, "forbidden")));
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
     w->dirty = true; /* the synced gauge */
@@ -211,8 +210,8 @@ watch_begin(struct kubewatch *w, char *err, size_t err_len)
         .tick = on_tick,
     };
 
-    w->watch = kube_watch_start(&w->cfg, resources, N_RESOURCES, &sink, err,
-                                err_len);
+    w->watch =
+        kube_watch_start(&w->cfg, resources, N_RESOURCES, &sink, err, err_len);
     return w->watch ? 0 : -1;
 }
 
@@ -280,8 +279,9 @@ kubewatch_list_once(const char *kubeconfig)
     kube_watch_stop(w->watch);
     w->watch = NULL;
     if (!done) {
-        fprintf(stderr, "topogate: the apiserver at %s did not list nodes "
-                        "within 30 s\n",
+        fprintf(stderr,
+                "topogate: the apiserver at %s did not list nodes "
+                "within 30 s\n",
                 w->cfg.server);
         kubewatch_stop(w);
         return NULL;

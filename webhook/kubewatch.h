@@ -23,8 +23,7 @@ struct kubewatch;
  * no configuration to use (not in a cluster, a bad kubeconfig).
  */
 struct kubewatch *kubewatch_start(const char *kubeconfig, struct server *srv,
-                                  struct metrics *m, char *err,
-                                  size_t err_len);
+                                  struct metrics *m, char *err, size_t err_len);
 
 /* What the view is made of: nodes and Kueue's three resources. Static. */
 struct kube_resource;

@@ -5,12 +5,11 @@
  *
  * A synthetic cluster of NODES GPU nodes (default 5,000) in KINDS kinds
  * (default 40: eight instance types, each kind a node group of its own,
- * over six zones), built as the watch thread builds it, from Node objects shaped
- * like an EKS node's (20-odd labels, a taint, allocatable). It prints one
- * JSON object with, on this thread's CPU clock:
- *   index_ms        putting every node into an empty index (the first list)
- *   build_ms        view_build() of it
- *   heartbeat_us    a node update that changes nothing decisions read
+ * over six zones), built as the watch thread builds it, from Node objects
+ * shaped like an EKS node's (20-odd labels, a taint, allocatable). It prints
+ * one JSON object with, on this thread's CPU clock: index_ms        putting
+ * every node into an empty index (the first list) build_ms        view_build()
+ * of it heartbeat_us    a node update that changes nothing decisions read
  *   relabel_us      an update that moves a node to another kind and back
  *   view_bytes      heap held by the index and one view (mallinfo2)
  *   node_parse_us   cJSON_Parse() of one such node, as an event arrives
@@ -34,7 +33,7 @@
 #include "webhook/review.h"
 
 static const char *const types[] = {
-    "p4d.24xlarge", "p5.48xlarge", "p5e.48xlarge", "g5.12xlarge",
+    "p4d.24xlarge", "p5.48xlarge", "p5e.48xlarge",  "g5.12xlarge",
     "g5.48xlarge",  "g6.12xlarge", "p4de.24xlarge", "g6e.48xlarge"};
 
 static double
@@ -84,8 +83,8 @@ node(int i, int kinds, const char *group_suffix)
              "\"pods\":\"737\",\"vpc.amazonaws.com/efa\":\"%d\"},"
              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
              "\"lastHeartbeatTime\":\"2026-11-23T13:%02d:00Z\"}]}}",
-             name, type, group, zone, name, type, i % 97, kind % 6, zone,
-             zone, (unsigned)i, kind % 8 < 3 || kind % 8 == 6 ? 8 : 4,
+             name, type, group, zone, name, type, i % 97, kind % 6, zone, zone,
+             (unsigned)i, kind % 8 < 3 || kind % 8 == 6 ? 8 : 4,
              kind % 8 == 1 || kind % 8 == 2 ? 32 : 4, i % 60);
     return cJSON_Parse(text);
 }
@@ -215,7 +214,8 @@ main(int argc, char **argv)
            "\"review_pinned_us\":%.1f,\"review_pinned_view_us\":%.1f,"
            "\"review_resolved_view_us\":%.1f}\n",
            n_nodes, v->n_kinds, index_ms, build_ms, heartbeat_us, relabel_us,
-           view_bytes, node_json, parse_us, review_us(s, NULL, body, len, n, "p4d.24xlarge"),
+           view_bytes, node_json, parse_us,
+           review_us(s, NULL, body, len, n, "p4d.24xlarge"),
            review_us(s, v, body, len, n, "p4d.24xlarge"),
            review_us(s, v, resolved, strlen(resolved), n, "p4d.24xlarge"));
     free(resolved);

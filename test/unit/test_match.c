@@ -70,8 +70,8 @@ main(void)
     cJSON_ArrayForEach(c, cases)
     {
         bool want = cJSON_IsTrue(cJSON_GetObjectItem(c, "want"));
-        bool got = fits(cJSON_GetObjectItem(c, "pod"),
-                        cJSON_GetObjectItem(c, "node"));
+        bool got =
+            fits(cJSON_GetObjectItem(c, "pod"), cJSON_GetObjectItem(c, "node"));
         if (got != want)
             fprintf(stderr, "case '%s': want %d, got %d\n",
                     cJSON_GetStringValue(cJSON_GetObjectItem(c, "comment")),
