@@ -130,6 +130,7 @@ target_agree(const struct instance_type *const *types, size_t n,
     t->gpus = first->count;
     t->efa = first->efa;
     t->nic = type_nic_resource(first);
+    t->nic_annotation = first->nic_annotation;
     t->shm = first->shm;
     t->shm_bytes = first->shm_bytes;
     for (size_t i = 1; i < n; i++) {
@@ -139,6 +140,9 @@ target_agree(const struct instance_type *const *types, size_t n,
         if (types[i]->efa != t->efa || (nic == NULL) != (t->nic == NULL) ||
             (nic && strcmp(nic, t->nic) != 0))
             t->efa = -1;
+        if (types[i]->nic_annotation == NULL || t->nic_annotation == NULL ||
+            strcmp(types[i]->nic_annotation, t->nic_annotation) != 0)
+            t->nic_annotation = NULL;
         if (types[i]->shm_bytes < t->shm_bytes) {
             t->shm = types[i]->shm;
             t->shm_bytes = types[i]->shm_bytes;
@@ -626,6 +630,14 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     long efa = mutate_efa_after(w, t, in, override);
     int i = 0;
 
+    /* GKE multi-networking: the NICs come by a pod annotation naming the
+     * cluster's own networks, which topogate cannot know: say so. */
+    if (t->nic_annotation && w->pods > 1 &&
+        pod_annotation(pod, t->nic_annotation) == NULL &&
+        decision_warn(d, "%s attaches its RDMA NICs by the pod annotation %s: "
+                         "topogate patches none",
+                      t->name, t->nic_annotation) < 0)
+        return -1;
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||

@@ -24,6 +24,8 @@ struct target {
     int gpus;         /* accelerators per node */
     int efa;          /* RDMA NICs per node (EFA on AWS); -1: they differ */
     const char *nic;  /* their resource, or NULL: none to patch */
+    const char *nic_annotation; /* the pod annotation that attaches them
+                                   instead (GKE), when all agree; or NULL */
     const char *shm;  /* the smallest /dev/shm size among the candidates */
     uint64_t shm_bytes;
     const struct env_var *env[TARGET_MAX_ENV]; /* same name and value */

@@ -1649,6 +1649,19 @@ def _(n):
     return job_review(n, trainjob(pin=None))
 
 
+# Other clouds: the NIC resource of the table, or none where GKE attaches
+# the NICs by a pod annotation.
+
+@case("gke-a3-mega-2x8-nics-by-annotation-warn")
+def _(n):
+    return tj_2x8(n, node_selector=it("a3-megagpu-8g"))
+
+
+@case("aks-nd-h100-v5-2x8-rdma-ib-mutate")
+def _(n):
+    return tj_2x8(n, node_selector=it("Standard_ND96isr_H100_v5"))
+
+
 # With a cluster view (--nodes FILE, as `serve --nodes` and `audit
 # --nodes` read it; test/nodes/ has the clusters): pods and jobs that pin
 # no instance type, judged on the nodes they can land on.
@@ -1880,6 +1893,37 @@ def _(n):
                                 launcher_env=[{
                                     "name": "OMPI_MCA_mca_base_env_list",
                                     "value": "NCCL_DEBUG=INFO"}]))
+
+
+# One torchrun per worker under mpirun: slotsPerWorker 1, -np = workers,
+# --nproc_per_node = the GPUs. Right as it is; a fix keeps its shape
+# (more slots would pack the torchruns onto the first worker).
+
+TORCHRUN_PER_NODE = ["mpirun", "-np", "2", "--map-by", "ppr:1:node",
+                     "torchrun", "--nproc_per_node", "8", "train.py"]
+
+
+@case("job-mpijob-torchrun-per-node-2x8-patch")
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=2, slots=1,
+                                gpu=8, efa=4, launcher_cmd=TORCHRUN_PER_NODE))
+
+
+@case("job-mpijob-torchrun-per-node-4x4-deny")
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
+                                gpu=4, launcher_cmd=[
+                                    "mpirun", "-np", "4", "bash", "-c",
+                                    "torchrun --nproc_per_node=4 train.py"]))
+
+
+@case("job-mpijob-torchrun-per-node-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
+                                gpu=4, launcher_cmd=[
+                                    "bash", "-c",
+                                    "mpirun -np $WORKERS torchrun "
+                                    "--nproc_per_node=$GPUS train.py"]))
 
 
 # Kueue starts a job by UPDATE: suspend goes false and the flavor's
