@@ -315,6 +315,9 @@ placement_from_view(const struct snapshot *s, const struct view *v,
      * (a flavor's type) point into the snapshot and stay as they are. */
     memcpy(p, &c, offsetof(struct placement, rows));
     memcpy(p->rows, c.rows, c.n_rows * sizeof(c.rows[0]));
-    for (size_t i = 0; i < p->n_rows; i++)
+    for (size_t i = 0; i < p->n_rows; i++) {
+        if (p->rows[i].row.shm == c.rows[i].shm)
+            p->rows[i].row.shm = p->rows[i].shm; /* a product's row */
         p->types[i] = &p->rows[i].row;
+    }
 }
