@@ -108,6 +108,8 @@ SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer \
 SANBUILD = $(BUILD)/san
 
 test: test-deps fuzz-deps
+	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
+		"(test/data/README.md); a test that needs a tool from it says skipped"
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
@@ -245,7 +247,7 @@ stress: test-deps all $(STRESSC)
 # once (build.sh installs golang-1.19-go and its Go libraries) and rebuilt
 # only when its sources change.
 HELM ?= $(shell command -v helm 2>/dev/null)
-HELM_RENDER_DIR = ../shared/tools/helm-render
+HELM_RENDER_DIR = $(SHARED)/tools/helm-render
 HELM_RENDER = $(BUILD)/helm-render
 CHART_RENDERER = $(if $(HELM),$(HELM),$(HELM_RENDER))
 IMAGE ?= localhost/topogate:$(VERSION)
@@ -257,7 +259,10 @@ CONTAINER_ENGINE ?= $(shell command -v podman 2>/dev/null || \
 $(HELM_RENDER): $(wildcard $(HELM_RENDER_DIR)/*.go) $(HELM_RENDER_DIR)/build.sh
 	$(HELM_RENDER_DIR)/build.sh $@
 
-chart-test: test-deps all $(if $(HELM),,$(HELM_RENDER))
+# A clone without ../shared builds no renderer: test/chart/run.sh skips
+# what renders and says so.
+chart-test: test-deps all $(if $(HELM),,$(if $(wildcard \
+		$(HELM_RENDER_DIR)/build.sh),$(HELM_RENDER)))
 	@test/chart/run.sh $(BUILD)/topogate $(CHART_RENDERER)
 
 # Refreshes the chart's copy of the policy and the plain manifests, one per

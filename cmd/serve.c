@@ -359,6 +359,9 @@ serve_run(const struct serve_opts *o, const struct snapshot_opts *opts,
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Review lines go through a queue and a writer thread from here. */
+    if (log_start() < 0)
+        log_warn("log: no writer thread, lines are written at once");
 
     metrics = metrics_new();
     if (metrics == NULL) {
@@ -416,6 +419,7 @@ out:
     metrics_free(metrics);
     if (ret == 0)
         log_info("stopped");
+    log_stop(); /* every queued line is written before we return */
     return ret;
 }
 

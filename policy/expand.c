@@ -195,8 +195,9 @@ adds_members(const cJSON *was, const cJSON *now)
         return cJSON_Compare(was, now, true);
     cJSON_ArrayForEach(kv, was)
     {
-        if (!cJSON_Compare(kv, cJSON_GetObjectItemCaseSensitive(now, kv->string),
-                           true))
+        const cJSON *same =
+            cJSON_GetObjectItemCaseSensitive(now, kv->string);
+        if (!cJSON_Compare(kv, same, true))
             return false;
     }
     return true;
@@ -236,7 +237,8 @@ pod_narrows(const cJSON *was, const cJSON *now)
 {
     static const char *const merged[] = {"nodeSelector", "tolerations",
                                          "schedulingGates"};
-    const cJSON *wm = json_get(was, "metadata"), *nm = json_get(now, "metadata");
+    const cJSON *wm = json_get(was, "metadata");
+    const cJSON *nm = json_get(now, "metadata");
     const cJSON *ws = json_get(was, "spec"), *ns = json_get(now, "spec");
     cJSON *wrest, *nrest;
     bool same;

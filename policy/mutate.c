@@ -195,11 +195,22 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
     return 0;
 }
 
+/*
+ * A job of one pod keeps all its traffic inside the node (NVLink, shared
+ * memory): it needs no EFA device, and libfabric's FI_* env has nothing
+ * to configure. A job whose size is unknown may span nodes.
+ */
+static bool
+one_pod_job(const struct workload *w)
+{
+    return w->pods_known && w->pods < 2;
+}
+
 /* EFA for the pod: all of the node's for a whole node, else a share. */
 static long
 efa_share(const struct workload *w, const struct target *t)
 {
-    if (t->efa <= 0 || t->gpus <= 0)
+    if (t->efa <= 0 || t->gpus <= 0 || one_pod_job(w))
         return 0;
     return w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
 }
@@ -210,6 +221,8 @@ mutate_efa_after(const struct workload *w, const struct target *t,
 {
     bool user_set = w->efa > 0 || w->efa_named;
 
+    if (one_pod_job(w))
+        return 0; /* the user's devices are kept, but get no FI_* env */
     if (user_set && !override)
         return w->efa;
     return in->efa ? efa_share(w, t) : w->efa;
@@ -252,6 +265,40 @@ patch_efa(const cJSON *containers, const struct workload *w,
                         nic, want);
 }
 
+/*
+ * A pod raised to the whole node still runs as many processes as it was
+ * told: a number in PET_NPROC_PER_NODE or on torchrun's command line
+ * leaves the added GPUs idle. Raising it here would change the job's
+ * world size under the other pods and WORLD_SIZE; the user is told.
+ */
+static int
+warn_idle_gpus(const cJSON *c, int gpus, struct decision *d)
+{
+    const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
+    const char *where = "PET_NPROC_PER_NODE", *name = json_string(c, "name");
+    struct launch ln;
+    long procs = -1;
+    char *end;
+
+    if (nproc && *nproc >= '0' && *nproc <= '9') {
+        procs = strtol(nproc, &end, 10);
+        if (*end != '\0')
+            procs = -1;
+    }
+    launch_read(c, &ln);
+    if (ln.nproc > 0) {
+        procs = ln.nproc;
+        where = "--nproc_per_node";
+    }
+    if (procs <= 0 || procs >= gpus)
+        return 0;
+    return decision_warn(d,
+                         "topogate.io/whole-node: container '%s' runs %ld "
+                         "process%s (%s): %ld of %d GPUs sit idle",
+                         name ? name : "?", procs, procs == 1 ? "" : "es",
+                         where, gpus - procs, gpus);
+}
+
 int
 mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                  struct decision *d)
@@ -272,7 +319,7 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
     if (set_resource(d, c, main_i, RESOURCE_GPU, container_gpus(c) + extra) < 0)
         return -1;
     w->gpus = t->gpus;
-    return 0;
+    return warn_idle_gpus(c, t->gpus, d);
 }
 
 /* --- pod-level fields ----------------------------------------------------- */
@@ -667,9 +714,10 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
  * every rank the OMPI_* variables of mpirun's environment and the
  * variables named in the MCA parameter mca_base_env_list, which
  * OMPI_MCA_mca_base_env_list sets from the environment (mpirun(1) of
- * 4.1 and 5.0). Intel MPI's and MPICH's Hydra pass all of the launcher's
+ * 4.1 and 5.0), as NAME=value or as NAME (its value in mpirun's
+ * environment). Intel MPI's and MPICH's Hydra pass all of the launcher's
  * environment by default. So the variables go into the launcher's env,
- * and their names into OMPI_MCA_mca_base_env_list.
+ * and into OMPI_MCA_mca_base_env_list as NAME=value.
  */
 
 #define ENV_LIST "OMPI_MCA_mca_base_env_list"
@@ -697,7 +745,13 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
         if (!env_applies(e, efa) || launch_exports(c, e->name))
             continue;
         lt.env[lt.n_env++] = e;
-        strbuf_printf(&names, "%s%s", names.len ? ";" : "", e->name);
+        /* NAME=value needs nothing else to reach the ranks; a variable
+         * the user set in the launcher goes by name, with their value. */
+        if (pod_env(c, e->name) && !override)
+            strbuf_printf(&names, "%s%s", names.len ? ";" : "", e->name);
+        else
+            strbuf_printf(&names, "%s%s=%s", names.len ? ";" : "", e->name,
+                          e->value);
     }
     if (lt.n_env == 0) {
         strbuf_free(&names);

@@ -192,6 +192,11 @@ plan_pytorchjob(const cJSON *job, struct plan *p, struct decision *d,
         snprintf(why, len, "it has no Worker replicas to resize");
         return 0;
     }
+    /* Removing the Worker spec is the user's edit: patches only add. */
+    if (p->nodes - masters == 0) {
+        snprintf(why, len, "it fits the Master alone");
+        return 0;
+    }
     if (set_field(d, p, "/spec/pytorchReplicaSpecs/Worker/replicas",
                   "Worker replicas", json_get(worker, "replicas"),
                   e->job.nodes - masters, p->nodes - masters) < 0)

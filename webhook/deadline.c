@@ -13,6 +13,7 @@
 #include "webhook/deadline.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,14 @@
 
 /* How often the watchdog looks: a slow client lives at most this longer. */
 #define DEADLINE_TICK_NS (250 * 1000 * 1000)
+
+/*
+ * After a burst of at least this many connections has gone down to an
+ * eighth of it, the freed heap is given back to the system: each
+ * connection's buffers come from the allocator's heaps, which keep the
+ * pages of a flood of 1,000 connections (20 MiB) otherwise.
+ */
+#define DEADLINE_TRIM_AFTER 256
 
 /*
  * A connection silent for less than this keeps its slot even when all
@@ -67,6 +76,7 @@ struct deadline {
     unsigned int capacity;
     unsigned int per_peer;
     unsigned int count; /* open connections, under the lock */
+    unsigned int peak;  /* the most open since the last trim */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     bool stopping;
@@ -165,6 +175,33 @@ deadline_report(struct deadline *d)
     }
 }
 
+static struct deadline_conn *deadline_victim(struct deadline *d,
+                                             const struct peer *only,
+                                             bool kept, uint64_t now);
+
+/*
+ * Under the lock, at each tick: keeps a sixteenth of the slots free by
+ * closing silent connections that never sent a whole head (kept ones are
+ * left alone: those are a client's, such as the apiserver's pool). So a
+ * burst that took every slot at once, too young to displace then, is
+ * thinned as soon as it has gone silent, not only when a new connection
+ * comes to displace it.
+ */
+static void
+deadline_make_room(struct deadline *d, uint64_t now)
+{
+    unsigned int live = 0, spare = d->capacity / 16;
+    struct deadline_conn *victim;
+
+    for (struct deadline_conn *c = d->head; c != NULL; c = c->next)
+        live += !c->dropped;
+    while (live + spare > d->capacity &&
+           (victim = deadline_victim(d, NULL, false, now)) != NULL) {
+        deadline_drop(d, victim, DROP_EVICTED);
+        live--;
+    }
+}
+
 static void *
 deadline_run(void *arg)
 {
@@ -187,7 +224,18 @@ deadline_run(void *arg)
             if (!c->dropped && since < now && now - since > limit)
                 deadline_drop(d, c, fresh ? DROP_HEAD : DROP_REQUEST);
         }
+        if (d->count + d->capacity / 16 > d->capacity)
+            deadline_make_room(d, now);
         deadline_report(d);
+        if (d->count > d->peak)
+            d->peak = d->count;
+        if (d->peak >= DEADLINE_TRIM_AFTER && d->count <= d->peak / 8) {
+            d->peak = d->count;
+            /* Off the lock: it walks every heap, a few milliseconds. */
+            pthread_mutex_unlock(&d->lock);
+            malloc_trim(0);
+            pthread_mutex_lock(&d->lock);
+        }
     }
     pthread_mutex_unlock(&d->lock);
     return NULL;
@@ -247,15 +295,16 @@ deadline_free(struct deadline *d)
  * Under the lock, all slots taken: the connection to close for a new one.
  * In order: the one silent longest of those that never sent a whole head
  * and have been silent a moment; else of the kept ones between requests
- * (the apiserver's are kept ones). Among one address's own (only): else
- * the oldest that never sent a whole head, however young, since a flood
- * from one address faster than its slots turn over can only displace its
- * own. A young one may have a request on its way, unread: elsewhere it
+ * (the apiserver's are kept ones), if kept_too. Among one address's own
+ * (only): else the oldest that never sent a whole head, however young,
+ * since a flood from one address faster than its slots turn over can only
+ * displace its own. A young one may have a request on its way, unread: elsewhere it
  * is never taken (the new connection is refused instead), nor is one in
  * a request, nor one answered only a moment ago. NULL if none.
  */
 static struct deadline_conn *
-deadline_victim(struct deadline *d, const struct peer *only, uint64_t now)
+deadline_victim(struct deadline *d, const struct peer *only, bool kept_too,
+                uint64_t now)
 {
     struct deadline_conn *fresh = NULL, *kept = NULL, *young = NULL;
     uint64_t fresh_since = now, kept_since = now, young_since = UINT64_MAX;
@@ -270,7 +319,8 @@ deadline_victim(struct deadline *d, const struct peer *only, uint64_t now)
         if (w == WINDOW_NEW && silent && since <= fresh_since) {
             fresh = c;
             fresh_since = since;
-        } else if (w == WINDOW_KEPT && silent && since <= kept_since) {
+        } else if (kept_too && w == WINDOW_KEPT && silent &&
+                   since <= kept_since) {
             kept = c;
             kept_since = since;
         } else if (only != NULL && w == WINDOW_NEW && since <= young_since) {
@@ -297,9 +347,9 @@ deadline_room(struct deadline *d, const struct deadline_conn *c, uint64_t now)
         same += !o->dropped && peer_same(&o->peer, &c->peer);
     }
     if (same >= d->per_peer)
-        victim = deadline_victim(d, &c->peer, now);
+        victim = deadline_victim(d, &c->peer, true, now);
     else if (live >= d->capacity)
-        victim = deadline_victim(d, NULL, now);
+        victim = deadline_victim(d, NULL, true, now);
     else
         return true;
     if (victim == NULL)
@@ -308,14 +358,29 @@ deadline_room(struct deadline *d, const struct deadline_conn *c, uint64_t now)
     return true;
 }
 
+bool
+deadline_admit(struct deadline *d, const struct sockaddr *peer)
+{
+    struct deadline_conn probe = {.fd = -1};
+    bool room;
+
+    peer_of(&probe.peer, peer);
+    pthread_mutex_lock(&d->lock);
+    if (!(room = deadline_room(d, &probe, deadline_now()))) {
+        d->drops[DROP_REFUSED]++;
+        peer_name(&probe.peer, d->last_host[DROP_REFUSED],
+                  sizeof(d->last_host[DROP_REFUSED]));
+    }
+    pthread_mutex_unlock(&d->lock);
+    return room;
+}
+
 struct deadline_conn *
-deadline_open(struct deadline *d, int fd, const struct sockaddr *peer,
-              bool *full)
+deadline_open(struct deadline *d, int fd, const struct sockaddr *peer)
 {
     struct deadline_conn *c;
     uint64_t now = deadline_now();
 
-    *full = false;
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
@@ -325,15 +390,6 @@ deadline_open(struct deadline *d, int fd, const struct sockaddr *peer,
     atomic_init(&c->since, now);
     c->request_at = now;
     pthread_mutex_lock(&d->lock);
-    if (!deadline_room(d, c, now)) {
-        d->drops[DROP_REFUSED]++;
-        peer_name(&c->peer, d->last_host[DROP_REFUSED],
-                  sizeof(d->last_host[DROP_REFUSED]));
-        pthread_mutex_unlock(&d->lock);
-        free(c);
-        *full = true;
-        return NULL;
-    }
     c->next = d->head;
     if (d->head != NULL)
         d->head->prev = c;

@@ -20,8 +20,9 @@
  * longest (of that address): first one that never sent a whole head,
  * else a kept one between requests, each if silent a moment; past the
  * address's own cap, else the oldest of its own that never sent a head.
- * One in the middle of a request is never taken. So a client that floods
- * idle or half-open connections cannot keep a review out.
+ * One in the middle of a request is never taken. The watchdog keeps a
+ * sixteenth of the slots free the same way. So a client that floods idle
+ * or half-open connections cannot keep a review out.
  *
  * struct deadline owns its thread and the records of open connections;
  * each record lives from deadline_open() to deadline_close().
@@ -51,15 +52,21 @@ struct deadline *deadline_new(const char *name, unsigned int seconds,
 void deadline_free(struct deadline *d);
 
 /*
- * Watches socket fd, from peer (its address; NULL if unknown), from now
- * on, in its new window. NULL when out of memory, or (with *full set)
- * when every slot it could take holds a request or a connection only just
- * opened: the caller refuses the connection. fd must stay open until
- * deadline_close() has returned: the watchdog may shut it down until
- * then, and must never reach a number reused by another.
+ * Before a connection from peer (NULL if unknown) is accepted: makes room
+ * for it, or false when every slot it could take holds a request or a
+ * connection only just opened (refuse it then: close it at once, before
+ * libmicrohttpd gives it a slot of its own).
+ */
+bool deadline_admit(struct deadline *d, const struct sockaddr *peer);
+
+/*
+ * Watches socket fd, from peer, from now on, in its new window. NULL when
+ * out of memory. fd must stay open until deadline_close() has returned:
+ * the watchdog may shut it down until then, and must never reach a
+ * number reused by another.
  */
 struct deadline_conn *deadline_open(struct deadline *d, int fd,
-                                    const struct sockaddr *peer, bool *full);
+                                    const struct sockaddr *peer);
 void deadline_close(struct deadline *d, struct deadline_conn *c);
 
 /*

@@ -1,14 +1,21 @@
 /*
- * log.c - timestamped lines on stderr, one fwrite() each.
+ * log.c - timestamped lines on stderr: formatted by the caller, written
+ * by webhook/logring.c's thread once log_start() has run, else at once
+ * with one fwrite() each.
  */
 #include "webhook/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "webhook/logring.h"
 
 /* Long enough for a review line with every field at its maximum. */
 #define LOG_LINE_MAX 2048
@@ -77,7 +84,44 @@ log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
             line[i] = '?';
     }
     line[n++] = '\n';
-    fwrite(line, 1, n, stderr);
+    if (logring_push(line, n) < 0)
+        fwrite(line, 1, n, stderr);
+}
+
+/* On the writer thread, at most once per LOGRING_REPORT_S. */
+static void
+log_report_drops(uint64_t dropped)
+{
+    log_warnx("log: %llu lines dropped, the log could not keep up "
+              "(topogate_log_dropped_lines_total)",
+              (unsigned long long)dropped);
+}
+
+static void
+log_atexit(void)
+{
+    atexit(log_stop);
+}
+
+int
+log_start(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, log_atexit);
+    return logring_start(STDERR_FILENO, log_report_drops);
+}
+
+void
+log_stop(void)
+{
+    logring_stop();
+}
+
+uint64_t
+log_dropped(void)
+{
+    return logring_dropped();
 }
 
 void

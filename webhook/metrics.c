@@ -503,6 +503,18 @@ render_view(struct buf *b, struct metrics *m)
                    (unsigned long long)atomic_load(&m->restarts[i]));
 }
 
+/* Lines the log queue dropped (webhook/logring.h): never silently. */
+static void
+render_log(struct buf *b)
+{
+    buf_printf(b,
+               "# HELP topogate_log_dropped_lines_total Log lines dropped "
+               "because the log queue was full or a write failed.\n"
+               "# TYPE topogate_log_dropped_lines_total counter\n"
+               "topogate_log_dropped_lines_total %llu\n",
+               (unsigned long long)log_dropped());
+}
+
 char *
 metrics_render(struct metrics *m)
 {
@@ -518,6 +530,7 @@ metrics_render(struct metrics *m)
     render_known_by(&b, m);
     render_view(&b, m);
     render_info(&b, m);
+    render_log(&b);
     if (b.failed) {
         free(b.p);
         return NULL;

@@ -26,7 +26,7 @@
  */
 #define PROBE_CONNECTIONS 256
 #define PROBE_PER_ADDRESS 16
-#define PROBE_SPARE 64
+#define PROBE_SPARE 128
 /* A probe's head and a /metrics request are a few hundred bytes. */
 #define PROBE_CONN_MEMORY (8 * 1024)
 #define PROBE_TIMEOUT 10
@@ -50,7 +50,6 @@ probe_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 {
     struct probe *p = cls;
     const union MHD_ConnectionInfo *fd, *peer;
-    bool full;
 
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         deadline_close(p->deadline, *socket_context);
@@ -62,10 +61,19 @@ probe_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     if (fd == NULL)
         return;
     *socket_context = deadline_open(p->deadline, fd->connect_fd,
-                                    peer != NULL ? peer->client_addr : NULL,
-                                    &full);
+                                    peer != NULL ? peer->client_addr : NULL);
     if (*socket_context == NULL)
-        shutdown(fd->connect_fd, SHUT_RDWR); /* refused, or no memory */
+        shutdown(fd->connect_fd, SHUT_RDWR); /* no memory to watch it */
+}
+
+/* The accept policy: a slot for the new connection, or it is closed. */
+static enum MHD_Result
+probe_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct probe *p = cls;
+
+    (void)addrlen;
+    return deadline_admit(p->deadline, addr) ? MHD_YES : MHD_NO;
 }
 
 static struct deadline_conn *
@@ -184,7 +192,8 @@ probe_start(const struct sockaddr *addr, struct metrics *m, char *err,
     p->daemon =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
                              MHD_USE_ERROR_LOG | http_listen_flags(addr),
-                         http_listen_port(addr), NULL, NULL, probe_access, p,
+                         http_listen_port(addr), probe_accept, p, probe_access,
+                         p,
                          MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
                          MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     http_capture_end();

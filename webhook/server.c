@@ -60,18 +60,21 @@
     "%SERVER_PRECEDENCE"
 
 /*
- * Below the common soft limit of 1024 descriptors, which the listen
- * sockets and epoll share. The apiserver keeps a few connections open.
- * When all are taken, a new connection takes the slot of one silent
- * longest (deadline.h), so a flood of idle ones cannot keep a review
- * out; libmicrohttpd's own limit is higher by SERVER_SLOTS_SPARE, for the
- * connections shut down and not yet closed.
+ * The apiserver keeps a few connections open. When all are taken, a new
+ * connection takes the slot of one silent longest (deadline.h), so a
+ * flood of idle ones cannot keep a review out. libmicrohttpd's own limit
+ * is higher by up to SERVER_SLOTS_SPARE: at its limit it accepts nothing,
+ * and a review's connection would wait in the listen queue behind the
+ * flood's instead of being let in (or a flood's refused) at once.
  */
 #define SERVER_CONNECTIONS 1000
-#define SERVER_SLOTS_SPARE 64
-/* Descriptors kept for everything but connections: listeners, epoll,
- * the pool's wake-up pipes, the log, reloads. */
-#define SERVER_FD_RESERVE 48
+#define SERVER_SLOTS_SPARE 256
+/*
+ * Descriptors kept for everything but admission connections: listeners,
+ * epoll, the pool's wake-up pipes, the log, reloads (48), and the probe
+ * listener's connections (probe.c: 256 and 128 spare).
+ */
+#define SERVER_FD_RESERVE (48 + 384)
 
 /*
  * Connections from one address. The apiserver keeps at most 25 idle
@@ -522,6 +525,20 @@ server_conn_free(struct server *srv, struct server_conn *sc)
 }
 
 /*
+ * libmicrohttpd's accept policy: a new connection is let in only where
+ * there is a slot for it (deadline_admit() makes one if it can); refused,
+ * it is closed at once and never holds a slot of libmicrohttpd's.
+ */
+static enum MHD_Result
+server_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct server *srv = cls;
+
+    (void)addrlen;
+    return deadline_admit(srv->deadline, addr) ? MHD_YES : MHD_NO;
+}
+
+/*
  * Called before the TLS handshake: the connection gets its watchdog
  * record and the current credentials, or is refused.
  */
@@ -532,7 +549,6 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     struct server *srv = cls;
     const union MHD_ConnectionInfo *fd, *tls, *peer;
     struct server_conn *sc;
-    bool full = false;
 
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         server_conn_free(srv, *socket_context);
@@ -548,10 +564,7 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     if (sc == NULL)
         goto refuse;
     sc->deadline = deadline_open(srv->deadline, fd->connect_fd,
-                                 peer != NULL ? peer->client_addr : NULL,
-                                 &full);
-    if (full)
-        goto refuse_quietly; /* counted and logged by the watchdog */
+                                 peer != NULL ? peer->client_addr : NULL);
     sc->creds = server_creds(srv);
     if (sc->deadline == NULL || tls == NULL || tls->tls_session == NULL ||
         tls_creds_apply(sc->creds, tls->tls_session) != 0)
@@ -564,7 +577,6 @@ refuse:
     log_warnx("refusing a connection: %s", sc == NULL || sc->deadline == NULL
                                                ? "out of memory"
                                                : "no TLS session to set up");
-refuse_quietly:
     server_conn_free(srv, sc);
     shutdown(fd->connect_fd, SHUT_RDWR);
 }
@@ -583,22 +595,36 @@ server_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 }
 
 /*
- * The connections to serve: SERVER_CONNECTIONS, or fewer where the
- * descriptor limit would run out first (then accept() fails and no slot
- * can be freed for a review).
+ * The connections to serve (SERVER_CONNECTIONS, or fewer where the
+ * descriptor limit would run out first: then accept() fails and no slot
+ * can be freed for a review), and in *limit libmicrohttpd's limit. The
+ * soft descriptor limit is raised to the hard one first, as Go's runtime
+ * does at start: the soft 1,024 of many a container is a leftover of
+ * select().
  */
 static unsigned int
-server_slots(void)
+server_slots(unsigned int *limit)
 {
     struct rlimit rl;
-    rlim_t room;
+    rlim_t avail, slots;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    *limit = SERVER_CONNECTIONS + SERVER_SLOTS_SPARE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return SERVER_CONNECTIONS;
-    room = rl.rlim_cur > 2 * SERVER_FD_RESERVE + SERVER_SLOTS_SPARE
-               ? rl.rlim_cur - SERVER_FD_RESERVE - SERVER_SLOTS_SPARE
-               : rl.rlim_cur / 2;
-    return room < SERVER_CONNECTIONS ? (unsigned int)room : SERVER_CONNECTIONS;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= SERVER_FD_RESERVE + *limit)
+        return SERVER_CONNECTIONS;
+    /* Four fifths for slots, the rest for connections on their way out. */
+    avail = rl.rlim_cur > SERVER_FD_RESERVE + 8 ? rl.rlim_cur - SERVER_FD_RESERVE
+                                                : rl.rlim_cur / 2;
+    slots = avail * 4 / 5 > 0 ? avail * 4 / 5 : 1;
+    *limit = (unsigned int)avail;
+    return (unsigned int)slots;
 }
 
 /*
@@ -631,7 +657,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
 {
     struct server *srv;
     unsigned int threads = cfg->threads > 0 ? cfg->threads : 1;
-    unsigned int slots = server_slots();
+    unsigned int limit, slots = server_slots(&limit);
 
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
@@ -661,7 +687,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)tls_no_certificate},
         {MHD_OPTION_HTTPS_PRIORITIES, 0, SERVER_TLS_PRIORITIES},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, slots + SERVER_SLOTS_SPARE, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_CONN_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_TIMEOUT, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)server_connection, srv},
@@ -673,7 +699,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
     srv->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS |
             MHD_USE_ITC | MHD_USE_ERROR_LOG | http_listen_flags(cfg->addr),
-        http_listen_port(cfg->addr), NULL, NULL, server_access, srv,
+        http_listen_port(cfg->addr), server_accept, srv, server_access, srv,
         MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_ARRAY, opts,
         MHD_OPTION_END);
     http_capture_end();

@@ -19,6 +19,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SHARED=${SHARED:-$REPO/../shared}
+# A clone alone: what the tests read of ../shared is in test/data.
+[ -d "$SHARED" ] || SHARED=$REPO/test/data
 export SHARED
 PY=/usr/bin/python3
 

@@ -14,7 +14,10 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PY=/usr/bin/python3
-VALIDATE=$ROOT/../shared/tools/k8s-validate
+SHARED=${SHARED:-$ROOT/../shared}
+# A clone alone: what the tests read of ../shared is in test/data.
+[ -d "$SHARED" ] || SHARED=$ROOT/test/data
+VALIDATE=$SHARED/tools/k8s-validate
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-certgen.XXXXXX")
 
 . "$ROOT/test/e2e/lib.sh"

@@ -50,6 +50,8 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SHARED = os.environ.get("SHARED") or os.path.join(REPO, "..", "shared")
+if not os.path.isdir(SHARED):  # a clone alone: test/data/README.md
+    SHARED = os.path.join(REPO, "test", "data")
 NS_UUID = uuid.UUID("0c2f6a4e-51d3-4b7e-9a61-3f0e8d2b7c15")
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer",
                    "UndefinedBehaviorSanitizer", "runtime error:")

@@ -800,10 +800,19 @@ def _(n):
               node_selector=it("p5.48xlarge"))
 
 
+# A job of one pod sends nothing off the node: no EFA share, no FI_* env
+# (the name is from before; test/fuzz/make-seeds.py seeds from it).
 @case("p5-4gpu-single-pod-efa-share")
 def _(n):
     return tj(n, job="llama3-8b-lora", nnodes=1, nproc="4", gpu=4, index=0,
               cpu="90", memory="900Gi", node_selector=it("p5.48xlarge"))
+
+
+@case("one-pod-job-user-efa-kept-no-fi-env")
+def _(n):
+    # The user's EFA devices are theirs to keep; FI_* configures nothing.
+    return tj(n, job="llama3-8b-lora", nnodes=1, nproc="8", gpu=8, index=0,
+              efa=4, node_selector=P4D)
 
 
 @case("p3dn-whole-node-no-gdr-env")
@@ -1224,6 +1233,15 @@ def _(n):
 @case("whole-node-annotation-fills-gpu")
 def _(n):
     return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,
+              index=0, cpu="90", memory="900Gi", node_selector=P4D,
+              annotations={"topogate.io/whole-node": "true"})
+
+
+# The opt-in raises the GPUs, not the processes: a number of them leaves
+# the rest idle, and the user is told.
+@case("whole-node-annotation-nproc-1-idle-warning")
+def _(n):
+    return tj(n, job="llama3-8b-eval", nnodes=1, nproc="1", gpu=1,
               index=0, cpu="90", memory="900Gi", node_selector=P4D,
               annotations={"topogate.io/whole-node": "true"})
 
@@ -1863,6 +1881,25 @@ def _(n):
     return job_review(n, job)
 
 
+# Fixes that keep the user's intent: a job smaller than a node is offered
+# one pod of its own size (never fragmented), not a bigger world; a
+# PyTorchJob that fits its Master is told so, never "Worker replicas: 0".
+
+@case("job-trainjob-4x1-one-pod-fix-deny")
+def _(n):
+    return job_review(n, trainjob(nodes=4, nproc=1, gpu=1))
+
+
+@case("job-pytorchjob-4x1-master-only-fix-deny")
+def _(n):
+    return job_review(n, pytorchjob(workers=3, gpu=1, nproc="1"))
+
+
+@case("job-pytorchjob-8x1-master-only-not-repacked", policy=REPACK)
+def _(n):
+    return job_review(n, pytorchjob(workers=7, gpu=1, nproc="1"))
+
+
 # MPI launchers (mpi-operator v2): mpirun starts the ranks over ssh, so
 # they see none of the worker container's env; the nodes' env goes into
 # the Launcher, named in OMPI_MCA_mca_base_env_list (policy/mutate.c).
@@ -1885,6 +1922,24 @@ def _(n):
                                     "mpirun", "-np", "16", "-x",
                                     "FI_PROVIDER=efa", "-x", "NCCL_DEBUG=INFO",
                                     "all_reduce_perf", "-b", "8", "-e", "8G"]))
+
+
+@case("job-mpijob-launcher-mca-env-list-on-command-warn")
+def _(n):
+    # --mca on the command line beats OMPI_MCA_* in the environment.
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
+                                launcher_cmd=[
+                                    "mpirun", "--mca", "mca_base_env_list",
+                                    "NCCL_DEBUG=INFO", "all_reduce_perf"]))
+
+
+@case("job-mpijob-launcher-user-var-forwarded-by-name")
+def _(n):
+    # The user's NCCL_P2P_LEVEL in the launcher is kept, and the list
+    # forwards it by name, with the user's value.
+    return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
+                                launcher_env=[{"name": "NCCL_P2P_LEVEL",
+                                               "value": "PIX"}]))
 
 
 @case("job-mpijob-launcher-user-env-list-kept")
@@ -1997,6 +2052,17 @@ def _(n):
     new["spec"]["runtimePatches"][0]["trainingRuntimeSpec"] = {
         "template": {"spec": {"replicatedJobs": [{
             "name": "node", "template": {"spec": {"template": template}}}]}}}
+    return kueue_review(n, new, old)
+
+
+@case("job-kueue-unsuspend-only-pinned-16x1-not-judged")
+def _(n):
+    # A flavor without nodeLabels: the UPDATE only unsuspends a job that
+    # was refused-worthy all along (judged at its CREATE).
+    old = queued(pytorchjob())
+    old["spec"]["runPolicy"] = {"suspend": True}
+    new = copy.deepcopy(old)
+    new["spec"]["runPolicy"]["suspend"] = False
     return kueue_review(n, new, old)
 
 

@@ -52,6 +52,8 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SHARED = os.environ.get("SHARED") or os.path.join(REPO, "..", "shared")
+if not os.path.isdir(SHARED):  # a clone alone: test/data/README.md
+    SHARED = os.path.join(REPO, "test", "data")
 K8S_VALIDATE = os.path.join(SHARED, "tools", "k8s-validate")
 
 WARNING_MAX = 120

@@ -34,6 +34,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CASES=$HERE/cases
 SHARED=${SHARED:-$REPO/../shared}
+# A clone alone: what the tests read of ../shared is in test/data.
+[ -d "$SHARED" ] || SHARED=$REPO/test/data
 export SHARED
 PY=/usr/bin/python3
 ORACLE="$PY $HERE/oracle.py"

@@ -15,6 +15,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SHARED=${SHARED:-$REPO/../shared}
+# A clone alone: what the tests read of ../shared is in test/data.
+[ -d "$SHARED" ] || SHARED=$REPO/test/data
 UPDATE=${UPDATE:-0}
 PASSED=0 FAILED=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-nodes.XXXXXX") || exit 2

@@ -378,6 +378,257 @@ test_product_print(void)
 }
 /* END gpu-products */
 
+/* BEGIN overlays (issue 14, point 4) */
+/*
+ * A policy file merges onto the embedded tables by name: a row of the
+ * file replaces the embedded row of that name whole, a new name is added
+ * after the embedded rows, settings override one by one; `base: empty`
+ * starts from nothing, as every policy did before.
+ */
+#define TYPE_NEW                                                             \
+    "  - name: p9.test\n"                                                    \
+    "    accelerator: X100\n"                                                \
+    "    resource: nvidia.com/gpu\n"                                         \
+    "    count: 4\n"                                                         \
+    "    memory: 80Gi\n"                                                     \
+    "    interconnect: nvlink\n"                                             \
+    "    efa: 0\n"                                                           \
+    "    gpuDirectRDMA: false\n"                                             \
+    "    hostMemory: 1024Gi\n"                                               \
+    "    shm: 128Gi\n"
+
+/* The text of a file of the repository, owned; NULL when it cannot be read. */
+static char *
+read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (text = calloc(1, (size_t)n + 1)) &&
+        fread(text, 1, (size_t)n, f) != (size_t)n) {
+        free(text);
+        text = NULL;
+    }
+    fclose(f);
+    return text;
+}
+
+/* snapshot_print() past its first line, which names the origin. */
+static char *
+print_body(const struct snapshot *s)
+{
+    char *text = s ? snapshot_print(s) : NULL, *nl;
+
+    if (text && (nl = strchr(text, '\n')))
+        memmove(text, nl + 1, strlen(nl + 1) + 1);
+    return text;
+}
+
+static void
+test_overlay_change_and_add(void)
+{
+    char text[4096];
+    struct load_error err;
+    struct snapshot *e = snapshot_parse_embedded(NULL, &err), *s, *again;
+    const struct instance_type *t, *te;
+    char *first = NULL, *second = NULL;
+
+    /* Line 1: mode; 3-13: p4d.24xlarge without env; 14-23: a new type. */
+    snprintf(text, sizeof(text),
+             "mode: warn\n"
+             "instanceTypes:\n"
+             "  - name: p4d.24xlarge\n"
+             "    accelerator: A100\n"
+             "    resource: nvidia.com/gpu\n"
+             "    count: 8\n"
+             "    memory: 40Gi\n"
+             "    interconnect: nvswitch\n"
+             "    efa: 4\n"
+             "    gpuDirectRDMA: true\n"
+             "    hostMemory: 1152Gi\n"
+             "    shm: 64Gi\n"
+             "    nvlinkGBps: 600\n" TYPE_NEW);
+    s = load(text, &err);
+    CHECK(e != NULL && s != NULL);
+    if (e == NULL || s == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        snapshot_unref(e);
+        snapshot_unref(s);
+        return;
+    }
+    CHECK(s->merged);
+    CHECK_INT(s->n_types, e->n_types + 1);
+    CHECK_INT(s->n_products, e->n_products);
+    CHECK_INT(s->mode, MODE_WARN);
+    CHECK_INT(s->unknown, e->unknown);
+    /* Replaced whole: the file's row has no env, so none is inherited. */
+    t = snapshot_lookup(s, "p4d.24xlarge");
+    CHECK_STR(t ? t->shm : NULL, "64Gi");
+    CHECK_INT(t ? (long)t->n_env : -1, 0);
+    CHECK_INT(t ? t->nvlink_gbps : -1, 600);
+    /* The embedded rows the file leaves come first, then the file's. */
+    CHECK_STR(s->types[s->n_types - 2].name, "p4d.24xlarge");
+    CHECK_STR(s->types[s->n_types - 1].name, "p9.test");
+    CHECK(!s->type_sources[s->n_types - 2].embedded);
+    CHECK_INT(s->type_sources[s->n_types - 2].line, 3);
+    CHECK_INT(s->type_sources[s->n_types - 1].line, 14);
+    CHECK(s->type_sources[0].embedded && s->product_sources[0].embedded);
+    t = snapshot_lookup(s, "p5.48xlarge");
+    te = snapshot_lookup(e, "p5.48xlarge");
+    CHECK(t && te && t->n_env == te->n_env && t->efa == te->efa &&
+          strcmp(t->shm, te->shm) == 0);
+    /* -o yaml: the whole merged table, with the switch that keeps it so. */
+    first = snapshot_print(s);
+    CHECK(first && strstr(first, "\nbase: empty\n"));
+    again = first ? load(first, &err) : NULL;
+    CHECK(again != NULL && !again->merged);
+    CHECK_INT(again ? again->n_types : 0, s->n_types);
+    CHECK(again && !again->type_sources[0].embedded);
+    second = again ? snapshot_print(again) : NULL;
+    CHECK(first && second && strchr(first, '\n') && strchr(second, '\n'));
+    if (first && second && strchr(first, '\n') && strchr(second, '\n'))
+        CHECK_STR(strchr(first, '\n'), strchr(second, '\n'));
+    free(first);
+    free(second);
+    snapshot_unref(again);
+    snapshot_unref(s);
+    snapshot_unref(e);
+}
+
+/* Settings alone: the tables stay the embedded ones; inject key by key. */
+static void
+test_overlay_settings(void)
+{
+    struct load_error err;
+    struct snapshot *e = snapshot_parse_embedded(NULL, &err);
+    struct snapshot *s = load("mode: audit\n"
+                              "inject: {hostIPC: false}\n"
+                              "namespaces:\n"
+                              "  - name: research\n"
+                              "    instanceType: p5.48xlarge\n"
+                              "jobs: {repack: true}\n",
+                              &err);
+    char *a = NULL, *b = NULL;
+
+    CHECK(e != NULL && s != NULL);
+    if (e == NULL || s == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        snapshot_unref(e);
+        snapshot_unref(s);
+        return;
+    }
+    CHECK_INT(s->mode, MODE_AUDIT);
+    CHECK(!s->inject.host_ipc && s->inject.efa && s->inject.shm);
+    CHECK(s->repack);
+    CHECK_INT(s->n_runtime_types, 0);
+    CHECK_STR(snapshot_job_type(s, "research", NULL), "p5.48xlarge");
+    CHECK_INT(s->n_types, e->n_types);
+    CHECK_INT(s->n_products, e->n_products);
+    /* Same tables, row for row. */
+    a = print_body(s);
+    b = print_body(e);
+    CHECK(a && b && strstr(a, "\ninstanceTypes:") &&
+          strstr(b, "\ninstanceTypes:"));
+    if (a && b && strstr(a, "\ninstanceTypes:") &&
+        strstr(b, "\ninstanceTypes:"))
+        CHECK_STR(strstr(a, "\ninstanceTypes:"),
+                  strstr(b, "\ninstanceTypes:"));
+    free(a);
+    free(b);
+    snapshot_unref(s);
+    snapshot_unref(e);
+}
+
+/*
+ * Whole files load as before: deploy/policy.yaml itself, the chart's copy
+ * (what its ConfigMap mounts), and the golden cases' way (a top, then
+ * deploy/policy.yaml from instanceTypes on) give what the embedded policy
+ * gives; with `base: empty` too.
+ */
+static void
+test_overlay_whole_files(void)
+{
+    struct load_error err;
+    struct snapshot *e = snapshot_parse_embedded(NULL, &err), *s;
+    char *deploy = read_text("deploy/policy.yaml"), *table, *golden = NULL;
+    char *want = print_body(e), *got;
+
+    CHECK(e != NULL && deploy != NULL);
+    if (e == NULL || deploy == NULL)
+        goto done;
+    s = load(deploy, &err);
+    got = print_body(s);
+    CHECK_STR(got, want);
+    free(got);
+    snapshot_unref(s);
+    table = read_text("charts/topogate/policy.yaml");
+    CHECK(table != NULL);
+    s = table ? load(table, &err) : NULL;
+    got = print_body(s);
+    CHECK_STR(got, want);
+    free(got);
+    free(table);
+    snapshot_unref(s);
+    table = strstr(deploy, "\ninstanceTypes:\n");
+    CHECK(table != NULL);
+    if (table == NULL)
+        goto done;
+    golden = calloc(1, strlen(table) + 64);
+    if (golden == NULL)
+        goto done;
+    for (int empty = 0; empty < 2; empty++) {
+        snprintf(golden, strlen(table) + 64, "%smode: enforce%s",
+                 empty ? "base: empty\n" : "", table);
+        s = load(golden, &err);
+        CHECK(s != NULL && s->merged == !empty);
+        got = print_body(s);
+        CHECK_STR(got, want);
+        free(got);
+        snapshot_unref(s);
+    }
+    /* A whole table of one row with base: empty is that one row. */
+    snprintf(golden, strlen(table) + 64, "base: empty\ninstanceTypes:\n%s",
+             TYPE_NEW);
+    s = load(golden, &err);
+    CHECK(s != NULL && !s->merged);
+    CHECK_INT(s ? s->n_types : 0, 1);
+    CHECK_INT(s ? s->n_products : 1, 0);
+    CHECK(s && !s->type_sources[0].embedded && s->type_sources[0].line == 3);
+    snapshot_unref(s);
+done:
+    free(golden);
+    free(deploy);
+    free(want);
+    snapshot_unref(e);
+}
+
+static void
+test_overlay_errors(void)
+{
+    char text[2048];
+
+    expect_error("base: nothing\n", 1, 7,
+                 "base must be embedded or empty, not 'nothing'");
+    expect_error("instanceTypes: {}\n", 1, 16, "instanceTypes must be a list");
+    /* Still refused inside the file: a name twice. */
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_NEW TYPE_NEW);
+    expect_error(text, 12, 5, "instance type 'p9.test' listed twice");
+    /* Checked against the embedded rows the file keeps, at the file. */
+    expect_error("gpuProducts:\n"
+                 "  - name: H100-mine\n"
+                 "    accelerator: H100\n"
+                 "    labels: [H100]\n",
+                 4, 14, "label value 'H100' already names 'H100-SXM'");
+    /* A namespace may name an embedded type; an unknown one is refused. */
+    expect_error("namespaces: [{name: a, instanceType: p9.mega}]\n", 1, 38,
+                 "instanceType 'p9.mega' is not in instanceTypes");
+}
+/* END overlays */
+
 int
 main(void)
 {
@@ -389,5 +640,9 @@ main(void)
     test_nic_resources();
     test_product_errors();
     test_product_print();
+    test_overlay_change_and_add();
+    test_overlay_settings();
+    test_overlay_whole_files();
+    test_overlay_errors();
     CHECK_DONE();
 }

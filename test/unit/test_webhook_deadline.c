@@ -39,7 +39,11 @@ open_end(struct deadline *d, struct end *e, int from, bool *full)
         return -1;
     e->server = sv[0];
     e->client = sv[1];
-    e->c = deadline_open(d, e->server, (struct sockaddr *)&sa, full);
+    e->c = NULL;
+    *full = !deadline_admit(d, (struct sockaddr *)&sa);
+    if (*full)
+        return -1;
+    e->c = deadline_open(d, e->server, (struct sockaddr *)&sa);
     return e->c != NULL ? 0 : -1;
 }
 

@@ -1,0 +1,248 @@
+/*
+ * The log queue (webhook/log.c, webhook/logring.c): with the writer
+ * thread running, lines logged by many threads at once come out each
+ * exactly once, whole, and each thread's in its order; log_stop() writes
+ * everything still queued; a queue that cannot drain (its pipe is not
+ * read) drops lines, counts every one, and says so once it drains.
+ * stderr is redirected to a file or a pipe for each part; the checks
+ * print on the original stderr.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test/unit/check.h"
+#include "webhook/log.h"
+#include "webhook/logring.h"
+
+#define THREADS 8
+#define LINES 5000
+#define FLOOD 40000
+
+static int saved_stderr = -1;
+
+static void
+redirect(int fd)
+{
+    fflush(stderr);
+    if (saved_stderr < 0)
+        saved_stderr = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+}
+
+static void
+restore(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+}
+
+static void *
+logger(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+
+    for (int i = 0; i < LINES; i++)
+        log_info("review uid=t%d-%d ns=team pod=worker-%d decision=allow", t,
+                 i, i);
+    return NULL;
+}
+
+/* Reads fd to its end into a string the caller frees. */
+static char *
+slurp(int fd)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *p = malloc(cap);
+    ssize_t r;
+
+    while (p != NULL && (r = read(fd, p + len, cap - len - 1)) > 0) {
+        len += (size_t)r;
+        if (cap - len < 4096) {
+            char *q = realloc(p, cap *= 2);
+            if (q == NULL)
+                free(p);
+            p = q;
+        }
+    }
+    if (p != NULL)
+        p[len] = '\0';
+    return p;
+}
+
+/*
+ * Checks every line of text: the shape, a thread's lines in order, each
+ * exactly once. Returns the review lines seen; *others gets the rest.
+ */
+static long
+check_lines(char *text, int threads, int per_thread, long *others)
+{
+    int next[THREADS] = {0};
+    long seen = 0, bad = 0;
+    char *save = NULL;
+
+    *others = 0;
+    for (char *l = strtok_r(text, "\n", &save); l != NULL;
+         l = strtok_r(NULL, "\n", &save)) {
+        const char *r = strstr(l, " test info: review uid=t");
+        int t, i;
+
+        if (r == NULL || strlen(l) < 24 || l[10] != 'T' || l[23] != 'Z') {
+            (*others)++;
+            continue;
+        }
+        if (sscanf(r, " test info: review uid=t%d-%d ", &t, &i) != 2 ||
+            t < 0 || t >= threads || i != next[t]) {
+            if (bad++ < 5)
+                fprintf(stderr, "out of order or torn: '%s'\n", l);
+            continue;
+        }
+        next[t]++;
+        seen++;
+    }
+    CHECK_INT(bad, 0);
+    for (int t = 0; t < threads; t++)
+        CHECK(next[t] <= per_thread);
+    return seen;
+}
+
+/* Many threads at once, then log_stop(): every line, once, in order. */
+static void
+test_concurrent(void)
+{
+    char path[] = "/tmp/test_webhook_log.XXXXXX";
+    int fd = mkstemp(path);
+    pthread_t th[THREADS];
+    long others, seen;
+    char *text;
+
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    unlink(path);
+    redirect(fd);
+    CHECK_INT(log_start(), 0);
+    CHECK_INT(log_start(), -1); /* one writer per process */
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, logger, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    log_stop();
+    /* After the stop a line is written at once, after the queued ones. */
+    log_warnx("after the stop");
+    restore();
+
+    lseek(fd, 0, SEEK_SET);
+    text = slurp(fd);
+    close(fd);
+    CHECK(text != NULL);
+    if (text == NULL)
+        return;
+    CHECK(strstr(text, "after the stop\n") != NULL &&
+          strstr(strstr(text, "after the stop\n"), "review") == NULL);
+    seen = check_lines(text, THREADS, LINES, &others);
+    CHECK_INT(seen, THREADS * LINES);
+    CHECK_INT(others, 1);
+    CHECK_INT(log_dropped(), 0);
+    free(text);
+}
+
+struct drain {
+    int fd;
+    char *text;
+};
+
+static void *
+drainer(void *arg)
+{
+    struct drain *d = arg;
+
+    d->text = slurp(d->fd);
+    return NULL;
+}
+
+/*
+ * The writer blocks on a pipe nobody reads (a disk that stalls): the
+ * ring fills and pushes are dropped and counted, without waiting. Once
+ * the pipe is read, log_stop() writes the rest and one report line.
+ */
+static void
+test_full(void)
+{
+    struct drain d = {0};
+    pthread_t th;
+    uint64_t before = log_dropped(), dropped;
+    long others, seen;
+    int pfd[2];
+
+    CHECK_INT(pipe(pfd), 0);
+    redirect(pfd[1]);
+    CHECK_INT(log_start(), 0); /* again, after a stop */
+    for (int i = 0; i < FLOOD; i++)
+        log_info("review uid=t0-%d ns=team pod=worker-%d decision=allow "
+                 "padding=................................................",
+                 i, i);
+    dropped = log_dropped() - before;
+    /* 40,000 lines of ~170 bytes do not fit in a 64 KiB pipe plus the
+     * ring; every one that did not is counted. */
+    CHECK(dropped > 0);
+    CHECK(dropped < FLOOD);
+    d.fd = pfd[0];
+    pthread_create(&th, NULL, drainer, &d);
+    log_stop();
+    restore();
+    close(pfd[1]);
+    pthread_join(th, NULL);
+    close(pfd[0]);
+    CHECK(d.text != NULL);
+    if (d.text == NULL)
+        return;
+    {
+        char want[128];
+
+        snprintf(want, sizeof(want),
+                 "test warn: log: %llu lines dropped, the log could not "
+                 "keep up",
+                 (unsigned long long)dropped);
+        CHECK(strstr(d.text, want) != NULL);
+    }
+    /* Dropped lines leave gaps; check_lines wants consecutive numbers. */
+    seen = 0;
+    others = 0;
+    {
+        long last = -1, bad = 0;
+        char *save = NULL;
+
+        for (char *l = strtok_r(d.text, "\n", &save); l != NULL;
+             l = strtok_r(NULL, "\n", &save)) {
+            const char *r = strstr(l, " test info: review uid=t0-");
+            long i;
+
+            if (r == NULL) {
+                others++;
+                continue;
+            }
+            i = strtol(r + strlen(" test info: review uid=t0-"), NULL, 10);
+            if (i <= last || strstr(l, "decision=allow padding=") == NULL)
+                bad++;
+            last = i;
+            seen++;
+        }
+        CHECK_INT(bad, 0);
+    }
+    CHECK_INT(seen + (long)dropped, FLOOD);
+    CHECK_INT(others, 1); /* the report, and nothing else */
+    free(d.text);
+}
+
+int
+main(void)
+{
+    log_init("test");
+    test_concurrent();
+    test_full();
+    CHECK_DONE();
+}
