@@ -22,7 +22,7 @@ RUN apt-get update \
 
 FROM ${DEBIAN} AS runtime
 # Only the shared libraries the binaries link (libssl3 for certgen's
-# libcrypto, libcurl3-gnutls for the apiserver client); libgnutls30 comes
+# libcrypto, libcurl3-gnutls for topogate-kubewatch); libgnutls30 comes
 # with libmicrohttpd12, and the two runs below fail the build if a
 # library is missing.
 RUN apt-get update \
@@ -33,10 +33,15 @@ RUN apt-get update \
       libssl3 \
       libcurl3-gnutls \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*
-# topogate-certgen beside topogate: `topogate certgen` runs it.
-COPY --from=build /out/topogate /out/topogate-certgen /usr/local/bin/
+# topogate-certgen and topogate-kubewatch beside topogate: `topogate
+# certgen` runs the first, `serve` the second for its cluster view.
+COPY --from=build /out/topogate /out/topogate-certgen \
+     /out/topogate-kubewatch /usr/local/bin/
 RUN ["/usr/local/bin/topogate", "version"]
 RUN ["/usr/local/bin/topogate", "certgen", "--help"]
+# Its libraries found: a usage error (2) is the answer, a loader error is
+# not.
+RUN /usr/local/bin/topogate-kubewatch --bad-flag; [ $? -eq 2 ]
 # Numeric, so Kubernetes can check runAsNonRoot without /etc/passwd. The
 # process writes nothing to disk: readOnlyRootFilesystem works as is.
 USER 65532:65532

@@ -10,15 +10,22 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
 # GnuTLS is the TLS library libmicrohttpd already links; topogate hands
 # each session its credentials itself, so a certificate can be rotated.
-LIBS = -lmicrohttpd -lgnutls -lcurl -lcjson -lyaml -lpthread
+LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread
 
 POLICY_SRC  := $(wildcard policy/*.c)
-WEBHOOK_SRC := $(wildcard webhook/*.c)
+# The apiserver client (libcurl) is topogate-kubewatch's alone, an
+# executable beside topogate: libcurl and what it links (libssh2 ->
+# libcrypto, LDAP, Kerberos) would cost the server 3.4 MiB resident.
+KUBE_SRC    := webhook/kube.c webhook/kubeconfig.c webhook/kubeframe.c \
+	webhook/kubereq.c
+WEBHOOK_SRC := $(filter-out $(KUBE_SRC),$(wildcard webhook/*.c))
 # OpenSSL is certgen's alone, in an executable of its own beside
 # topogate: the server never loads libcrypto (cmd/certgen_main.c).
 CERTGEN_SRC := cmd/certgen.c cmd/certgen_main.c
-CMD_SRC     := $(filter-out $(CERTGEN_SRC),$(wildcard cmd/*.c))
+KUBEWATCH_SRC := cmd/kubewatch_main.c
+CMD_SRC     := $(filter-out $(CERTGEN_SRC) $(KUBEWATCH_SRC),$(wildcard cmd/*.c))
 POLICY_OBJ  := $(POLICY_SRC:%.c=$(BUILD)/%.o) $(BUILD)/policy/embedded.o
+KUBE_OBJ    := $(KUBE_SRC:%.c=$(BUILD)/%.o)
 WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ     := $(CMD_SRC:%.c=$(BUILD)/%.o)
 CERTGEN_OBJ := $(CERTGEN_SRC:%.c=$(BUILD)/%.o)
@@ -37,13 +44,17 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide
 
-all: $(BUILD)/topogate $(BUILD)/topogate-certgen
+all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
 $(BUILD)/topogate: $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/topogate-certgen: $(CERTGEN_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcrypto
+
+$(BUILD)/topogate-kubewatch: $(KUBEWATCH_SRC:%.c=$(BUILD)/%.o) $(KUBE_OBJ) \
+		$(WEBHOOK_OBJ) $(POLICY_OBJ)
+	$(CC) $(SAN) -o $@ $^ $(LIBS) -lcurl
 
 $(BUILD)/%.o: %.c $(wildcard policy/*.h webhook/*.h cmd/*.h)
 	@mkdir -p $(dir $@)
@@ -62,8 +73,10 @@ $(BUILD)/unit/test_%: test/unit/test_%.c test/unit/check.h $(POLICY_OBJ) \
 		$(WEBHOOK_OBJ),) $(POLICY_OBJ) $(LIBS)
 
 # The apiserver client's callbacks as JSON lines, for test/kube/run.sh.
-$(BUILD)/kube_dump: test/kube/kube_dump.c $(WEBHOOK_OBJ) $(POLICY_OBJ)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+$(BUILD)/kube_dump: test/kube/kube_dump.c $(KUBE_OBJ) $(WEBHOOK_OBJ) \
+		$(POLICY_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(KUBE_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ) \
+		$(LIBS) -lcurl
 
 # --- installing what is missing -------------------------------------------
 

@@ -51,7 +51,8 @@ review_stdin(const struct snapshot *s, const struct view *view)
 static const char audit_usage[] =
     "usage: topogate audit [--policy FILE] [--mode enforce|warn|audit]\n"
     "                      [-o text|json] [--fail-on deny|warn|never]\n"
-    "                      [--repack] [--with-pods] PATH... | -\n"
+    "                      [--repack] [--with-pods] [--set NAME=VALUE]...\n"
+    "                      [--env] PATH... | -\n"
     "       topogate audit --review - [--policy FILE] [--mode MODE] "
     "[--repack]\n"
     "\n"
@@ -60,13 +61,43 @@ static const char audit_usage[] =
     "nothing at or above --fail-on (default deny), 1 something is, 2 usage\n"
     "or unreadable input. --review - answers one AdmissionReview on stdin\n"
     "exactly as `serve` would. --repack turns on the policy's jobs.repack,\n"
-    "as `serve --repack` does.\n";
+    "as `serve --repack` does. --set NAME=VALUE (repeatable) and --env\n"
+    "(the environment, as envsubst) render $NAME and ${NAME} in the inputs\n"
+    "first; a placeholder left unrendered blocks only the fields it is in.\n";
 
 struct audit_opts {
     const char *review, *policy, *mode, *nodes;
     bool json, with_pods, repack;
     enum audit_outcome fail_on; /* OUTCOME_SKIPPED: never */
+    struct audit_vars vars;     /* names and values point into argv */
 };
+
+/* NAME=VALUE, NAME a shell variable name: split in place. */
+static int
+add_var(struct audit_vars *v, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    char **names, **values;
+
+    if (eq == NULL || eq == arg ||
+        strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                    "0123456789_") != (size_t)(eq - arg) ||
+        (*arg >= '0' && *arg <= '9')) {
+        fprintf(stderr, "topogate audit: --set takes NAME=VALUE, not '%s'\n",
+                arg);
+        return -1;
+    }
+    if ((names = realloc(v->names, (v->n + 1) * sizeof(*names))) == NULL)
+        return -1;
+    v->names = names;
+    if ((values = realloc(v->values, (v->n + 1) * sizeof(*values))) == NULL)
+        return -1;
+    v->values = values;
+    *eq = '\0';
+    v->names[v->n] = arg;
+    v->values[v->n++] = eq + 1;
+    return 0;
+}
 
 static int
 parse_fail_on(const char *word, enum audit_outcome *out)
@@ -136,6 +167,8 @@ evaluate(const struct snapshot *s, const struct view *view,
             continue;
         d->evaluated = true;
         rc = audit_object(s, view, d->object, &rt, &d->item);
+        if (rc == 0 && audit_input_judge_unrendered(d) < 0)
+            rc = -1;
     }
     free(rt.items);
     return rc;
@@ -160,7 +193,7 @@ audit_paths(const struct snapshot *s, struct view_index *x,
     struct audit_input in;
     struct audit_summary sum;
     struct view *view = NULL;
-    int read = audit_input_read(&in, paths, n), status;
+    int read = audit_input_read_vars(&in, paths, n, &o->vars), status;
 
     if (read == -2 || input_view(x, o->nodes != NULL, &in, &view) < 0 ||
         evaluate(s, view, &in) < 0) {
@@ -199,6 +232,8 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         {"with-pods", no_argument, NULL, 'w'},
         {"repack", no_argument, NULL, 'R'},
         {"nodes", required_argument, NULL, 'N'},
+        {"set", required_argument, NULL, 's'},
+        {"env", no_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -241,6 +276,13 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         case 'N':
             o->nodes = optarg;
             break;
+        case 's':
+            if (add_var(&o->vars, optarg) < 0)
+                return -1;
+            break;
+        case 'e':
+            o->vars.env = true;
+            break;
         case 'h':
             fputs(audit_usage, stdout);
             return 1;
@@ -261,16 +303,17 @@ cmd_audit(int argc, char **argv)
     struct snapshot *s;
     int rc = parse_options(argc, argv, &o), status;
 
-    if (rc != 0)
-        return rc > 0 ? AUDIT_OK : AUDIT_USAGE;
-    if (o.review ? strcmp(o.review, "-") != 0 || optind != argc
-                 : optind == argc) {
+    if (rc == 0 && (o.review ? strcmp(o.review, "-") != 0 || optind != argc
+                             : optind == argc)) {
         fputs(audit_usage, stderr);
-        return AUDIT_USAGE;
+        rc = -1;
     }
-    if (cmd_policy_opts(o.mode, o.repack, &opts) < 0 ||
-        (s = cmd_load_policy(o.policy, &opts)) == NULL)
-        return AUDIT_USAGE;
+    if (rc != 0 || cmd_policy_opts(o.mode, o.repack, &opts) < 0 ||
+        (s = cmd_load_policy(o.policy, &opts)) == NULL) {
+        free(o.vars.names);
+        free(o.vars.values);
+        return rc > 0 ? AUDIT_OK : AUDIT_USAGE;
+    }
     if ((x = view_index_new()) == NULL ||
         (o.nodes && cmd_view_read(x, o.nodes) < 0)) {
         status = AUDIT_USAGE;
@@ -284,6 +327,8 @@ cmd_audit(int argc, char **argv)
         status = audit_paths(s, x, &o, argv + optind, (size_t)(argc - optind));
     }
 out:
+    free(o.vars.names);
+    free(o.vars.values);
     view_index_free(x);
     snapshot_unref(s);
     return status;

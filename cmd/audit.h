@@ -12,14 +12,40 @@
 
 #include "policy/audit.h"
 
+/* Most placeholders one document may leave unrendered and be read. */
+#define AUDIT_MAX_UNRENDERED 32
+
+/*
+ * A template placeholder taken out of a document before it was read:
+ * it blocks only the fields it touches (yaml_unset_placeholders()).
+ */
+struct audit_unrendered {
+    char path[256];  /* the field; a key placeholder: its map */
+    char value[64];  /* the placeholder text, cut short */
+    int line;
+    bool key;
+    const char *why; /* static: why the decision does not read it */
+};
+
 /* One YAML or JSON document of an input file, or why it has none. */
 struct audit_doc {
     size_t file;    /* index into audit_input.files */
     int line;       /* where the document (or the error) starts */
-    cJSON *object;  /* owned; NULL when error is set */
-    char *error;    /* owned: why it cannot be evaluated */
+    cJSON *object;  /* owned; NULL when error is set at reading */
+    char *error;    /* owned: why it cannot be evaluated (an unrendered
+                       placeholder the decision reads may set it after
+                       reading, object kept) */
+    struct audit_unrendered *unrendered; /* owned */
+    size_t n_unrendered;
     struct audit_item item; /* filled by the audit, when object is set */
     bool evaluated;
+};
+
+/* --set NAME=VALUE and --env: what renders $NAME and ${NAME}. */
+struct audit_vars {
+    char **names, **values; /* borrowed from argv */
+    size_t n;
+    bool env; /* names not set here come from the environment */
 };
 
 struct audit_input {
@@ -27,6 +53,7 @@ struct audit_input {
     size_t n_files;
     struct audit_doc *docs;
     size_t n_docs;
+    const struct audit_vars *vars; /* borrowed; NULL: no rendering */
 };
 
 /*
@@ -35,6 +62,20 @@ struct audit_input {
  * the rest still read); -2 out of memory.
  */
 int audit_input_read(struct audit_input *in, char *const *paths, size_t n);
+
+/*
+ * The same, rendering each input first as envsubst does, but only the
+ * names vars knows (the rest stay, and are reported as placeholders).
+ */
+int audit_input_read_vars(struct audit_input *in, char *const *paths,
+                          size_t n, const struct audit_vars *vars);
+
+/*
+ * After the audit: a document whose unrendered placeholders the decision
+ * reads becomes an error, as when a placeholder made it unreadable. 0,
+ * or -1 out of memory.
+ */
+int audit_input_judge_unrendered(struct audit_doc *d);
 void audit_input_free(struct audit_input *in);
 
 struct audit_summary {

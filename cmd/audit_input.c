@@ -15,7 +15,9 @@
 
 #include "cmd/audit.h"
 #include "cmd/cmd.h"
+#include "policy/expand.h"
 #include "policy/pod.h"
+#include "policy/strbuf.h"
 #include "policy/yamljson.h"
 #include "webhook/file.h"
 
@@ -155,25 +157,108 @@ read_json(struct audit_input *in, const char *buf, size_t len)
     return add_object(in, 1, obj, NULL, 0);
 }
 
+static int __attribute__((format(printf, 4, 5)))
+set_error(struct audit_doc *d, int line, bool keep_object, const char *fmt,
+          ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vasprintf(&d->error, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        d->error = NULL;
+        return -2;
+    }
+    d->line = line;
+    if (!keep_object) {
+        cJSON_Delete(d->object);
+        d->object = NULL;
+    }
+    return 0;
+}
+
+#define UNRENDERED_MESSAGE                                                   \
+    "%s is '%.60s', an unrendered template placeholder: render the "        \
+    "template first"
+
+/*
+ * A placeholder that no audit can look past: the kind, or a runtime
+ * (TrainJobs are joined with it before anything is judged).
+ */
+static bool
+blocks_reading(const cJSON *obj, const struct audit_unrendered *u)
+{
+    return strcmp(u->path, "apiVersion") == 0 ||
+           strcmp(u->path, "kind") == 0 || expand_is_runtime(obj);
+}
+
+/*
+ * Placeholders in the fields the decision reads are taken out of the
+ * object and kept on its document; whether they change its decision is
+ * judged after the audit (audit_input_judge_unrendered()).
+ */
+static int
+keep_unrendered(struct audit_input *in, size_t before, const cJSON *obj,
+                const struct yaml_placeholder *ph, size_t n, int offset)
+{
+    struct audit_doc *d;
+
+    /* A list's items, an AdmissionReview: the paths name the wrapper. */
+    if (in->n_docs != before + 1 || (d = &in->docs[before])->object == NULL ||
+        d->object != obj)
+        return -1;
+    if ((d->unrendered = calloc(n, sizeof(*d->unrendered))) == NULL)
+        return -2;
+    for (size_t i = 0; i < n; i++) {
+        struct audit_unrendered *u = &d->unrendered[d->n_unrendered++];
+        snprintf(u->path, sizeof(u->path), "%s",
+                 ph[i].path[0] ? ph[i].path : "a key");
+        snprintf(u->value, sizeof(u->value), "%s", ph[i].node->scalar);
+        u->line = offset + ph[i].node->line;
+        u->key = ph[i].key;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (blocks_reading(d->object, &d->unrendered[i]))
+            return set_error(d, d->unrendered[i].line, false,
+                             UNRENDERED_MESSAGE, d->unrendered[i].path,
+                             d->unrendered[i].value);
+    return 0;
+}
+
 static int
 read_yaml_doc(struct audit_input *in, const struct ynode *doc, int offset)
 {
     struct load_error err;
-    char path[256];
-    const struct ynode *ph;
+    struct yaml_placeholder ph[AUDIT_MAX_UNRENDERED];
+    size_t n, before = in->n_docs;
     cJSON *obj = yaml_to_json(doc, &err);
+    int rc;
 
     if (obj == NULL)
         return add_error(in, offset + err.line, "%s", err.message);
     /* After yaml_to_json(): it bounds what aliases expand to. */
-    if ((ph = yaml_find_placeholder(doc, path, sizeof(path))) != NULL) {
+    n = yaml_unset_placeholders(doc, obj, ph, AUDIT_MAX_UNRENDERED);
+    if (n > AUDIT_MAX_UNRENDERED) {
         cJSON_Delete(obj);
-        return add_error(in, offset + ph->line,
-                         "%s is '%.60s', an unrendered template "
-                         "placeholder: render the template first",
-                         path[0] ? path : "a key", ph->scalar);
+        return add_error(in, offset + ph[0].node->line, UNRENDERED_MESSAGE,
+                         ph[0].path[0] ? ph[0].path : "a key",
+                         ph[0].node->scalar);
     }
-    return add_object(in, offset + doc->line, obj, doc, offset);
+    if ((rc = add_object(in, offset + doc->line, obj, doc, offset)) < 0 ||
+        n == 0)
+        return rc;
+    if ((rc = keep_unrendered(in, before, obj, ph, n, offset)) != -1)
+        return rc;
+    /* Unwrapped: its documents cannot say which placeholder is theirs. */
+    while (in->n_docs > before) {
+        struct audit_doc *d = &in->docs[--in->n_docs];
+        cJSON_Delete(d->object);
+        free(d->error);
+    }
+    return add_error(in, offset + ph[0].node->line, UNRENDERED_MESSAGE,
+                     ph[0].path[0] ? ph[0].path : "a key", ph[0].node->scalar);
 }
 
 /* One "---"-separated chunk; first_line counts from 1. */
@@ -235,6 +320,67 @@ read_buffer(struct audit_input *in, const char *buf, size_t len)
     return read_yaml(in, buf, len);
 }
 
+/* The value of NAME (len bytes at name), or NULL when vars lacks it. */
+static const char *
+var_value(const struct audit_vars *v, const char *name, size_t len)
+{
+    char key[256];
+
+    /* The last --set of a name wins, as the last assignment would. */
+    for (size_t i = v->n; i-- > 0;)
+        if (strlen(v->names[i]) == len && memcmp(v->names[i], name, len) == 0)
+            return v->values[i];
+    if (!v->env || len >= sizeof(key))
+        return NULL;
+    memcpy(key, name, len);
+    key[len] = '\0';
+    return getenv(key);
+}
+
+static bool
+name_char(char c, bool first)
+{
+    return c == '_' || isalpha((unsigned char)c) ||
+           (!first && isdigit((unsigned char)c));
+}
+
+/*
+ * $NAME and ${NAME} replaced as envsubst replaces them, except that a
+ * name vars does not know stays as it is. Owned, or NULL out of memory.
+ */
+static char *
+render(const struct audit_vars *v, const char *buf, size_t len,
+       size_t *out_len)
+{
+    struct strbuf sb = {0};
+    size_t i = 0;
+
+    while (i < len) {
+        const char *dollar = memchr(buf + i, '$', len - i);
+        size_t at = dollar ? (size_t)(dollar - buf) : len, start, end;
+        bool brace;
+        const char *value;
+
+        strbuf_add(&sb, buf + i, at - i);
+        if (at == len)
+            break;
+        brace = at + 1 < len && buf[at + 1] == '{';
+        start = end = at + 1 + brace;
+        while (end < len && name_char(buf[end], end == start))
+            end++;
+        if (end == start || (brace && (end == len || buf[end] != '}')) ||
+            (value = var_value(v, buf + start, end - start)) == NULL) {
+            strbuf_add(&sb, "$", 1);
+            i = at + 1;
+            continue;
+        }
+        strbuf_puts(&sb, value);
+        i = end + brace;
+    }
+    *out_len = sb.len;
+    return strbuf_take(&sb);
+}
+
 static int
 read_one(struct audit_input *in, const char *path)
 {
@@ -248,6 +394,12 @@ read_one(struct audit_input *in, const char *path)
         fprintf(stderr, "topogate audit: %s: %s\n",
                 strcmp(path, "-") == 0 ? "stdin" : path, strerror(errno));
         return -1;
+    }
+    if (in->vars && (in->vars->n > 0 || in->vars->env)) {
+        char *rendered = render(in->vars, buf, len, &len);
+        free(buf);
+        if ((buf = rendered) == NULL)
+            return -2;
     }
     if ((rc = add_file(in, path)) == 0)
         rc = read_buffer(in, buf, len);
@@ -339,9 +491,17 @@ read_path(struct audit_input *in, const char *path, int depth)
 int
 audit_input_read(struct audit_input *in, char *const *paths, size_t n)
 {
+    return audit_input_read_vars(in, paths, n, NULL);
+}
+
+int
+audit_input_read_vars(struct audit_input *in, char *const *paths, size_t n,
+                      const struct audit_vars *vars)
+{
     int rc = 0;
 
     memset(in, 0, sizeof(*in));
+    in->vars = vars;
     for (size_t i = 0; i < n && rc > -2; i++) {
         int r = read_path(in, paths[i], 0);
         if (r < rc)
@@ -358,10 +518,32 @@ audit_input_free(struct audit_input *in)
             audit_item_free(&in->docs[i].item);
         cJSON_Delete(in->docs[i].object);
         free(in->docs[i].error);
+        free(in->docs[i].unrendered);
     }
     free(in->docs);
     for (size_t i = 0; i < in->n_files; i++)
         free(in->files[i]);
     free(in->files);
     memset(in, 0, sizeof(*in));
+}
+
+int
+audit_input_judge_unrendered(struct audit_doc *d)
+{
+    const struct audit_unrendered *blocking = NULL;
+
+    if (!d->evaluated)
+        return 0;
+    for (size_t i = 0; i < d->n_unrendered; i++) {
+        struct audit_unrendered *u = &d->unrendered[i];
+        u->why = audit_unread_field(&d->item, d->object, u->path, u->key);
+        if (u->why == NULL && blocking == NULL)
+            blocking = u;
+    }
+    if (blocking == NULL)
+        return 0;
+    audit_item_free(&d->item);
+    d->evaluated = false;
+    return set_error(d, blocking->line, true, UNRENDERED_MESSAGE,
+                     blocking->path, blocking->value);
 }

@@ -101,6 +101,25 @@ fail:
     return NULL;
 }
 
+/* Placeholders left in fields this decision does not read. */
+static bool
+unrendered_json(cJSON *o, const struct audit_doc *doc)
+{
+    cJSON *list = cJSON_AddArrayToObject(o, "unrendered");
+
+    for (size_t i = 0; list && i < doc->n_unrendered; i++) {
+        const struct audit_unrendered *u = &doc->unrendered[i];
+        cJSON *item = cJSON_CreateObject();
+        if (item == NULL || !cJSON_AddItemToArray(list, item) ||
+            !add_string(item, "field", u->path) ||
+            !add_string(item, "value", u->value) ||
+            !cJSON_AddNumberToObject(item, "line", u->line) ||
+            !add_string(item, "why", u->why ? u->why : ""))
+            return false;
+    }
+    return list != NULL;
+}
+
 static cJSON *
 workload_json(const struct audit_doc *doc, bool with_pods)
 {
@@ -117,6 +136,8 @@ workload_json(const struct audit_doc *doc, bool with_pods)
         !add_string(o, "decision", outcome_name(it->outcome)) ||
         !add_string(o, "note", it->e.note) ||
         !add_strings(o, "mistakes", it->mistakes.lines, it->mistakes.n))
+        goto fail;
+    if (doc->n_unrendered > 0 && !unrendered_json(o, doc))
         goto fail;
     if (it->has_job && it->job.mode[0]) {
         if ((job = cJSON_AddObjectToObject(o, "job")) == NULL ||

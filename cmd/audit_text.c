@@ -109,6 +109,15 @@ item_rows(const struct pen *p, const struct audit_doc *doc)
     fputc('\n', p->out);
     if (it->e.note)
         row(p, "note", it->e.note);
+    for (size_t i = 0; i < doc->n_unrendered; i++) {
+        const struct audit_unrendered *u = &doc->unrendered[i];
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "line %d: %s is '%s', an unrendered placeholder this "
+                 "decision does not read: %s",
+                 u->line, u->path, u->value, u->why ? u->why : "?");
+        row(p, "note", text);
+    }
     if (it->has_job && it->job.mode[0]) {
         fprintf(p->out, "    %-30s ", "job");
         outcome(p, outcome_of(&it->job));

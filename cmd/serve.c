@@ -23,7 +23,6 @@
 #include "policy/snapshot.h"
 #include "policy/view.h"
 #include "webhook/cpus.h"
-#include "webhook/kube.h"
 #include "webhook/kubewatch.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -456,14 +455,10 @@ cmd_serve(int argc, char **argv)
         serve_error("%s", err);
         goto out;
     }
-    if (o.check && o.kubeconfig) {
-        struct kube_config kc;
-        int bad = kube_config_load(o.kubeconfig, &kc, err, sizeof(err));
-        kube_config_free(&kc);
-        if (bad) {
-            serve_error("%s", err);
-            goto out;
-        }
+    if (o.check && o.kubeconfig &&
+        kubewatch_check(o.kubeconfig, err, sizeof(err)) < 0) {
+        serve_error("%s", err);
+        goto out;
     }
     if (o.check) {
         puts("configuration OK");

@@ -1,6 +1,7 @@
 /* audit.c - see audit.h. */
 #include "audit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,140 @@ audit_item_free(struct audit_item *it)
     lint_free(&it->mistakes);
     expansion_free(&it->e);
     memset(it, 0, sizeof(*it));
+}
+
+/*
+ * What follows a component named field in a dotted path: "x/y" for
+ * "a.labels.x/y", "" when the path ends with it, NULL when it has none.
+ */
+static const char *
+rest_after(const char *path, const char *field)
+{
+    size_t n = strlen(field);
+
+    for (const char *p = path; (p = strstr(p, field)) != NULL; p++) {
+        if (p != path && p[-1] != '.')
+            continue;
+        if (p[n] == '.')
+            return p + n + 1;
+        if (p[n] == '\0')
+            return "";
+    }
+    return NULL;
+}
+
+static bool
+asks_gpu(const cJSON *pod)
+{
+    struct workload w;
+
+    workload_read(pod, &w);
+    return w.any_gpu || w.bad_value;
+}
+
+/* The pod group a path into the object's templates belongs to, or NULL. */
+static const struct pod_group *
+group_of(const struct audit_item *it, const char *path)
+{
+    static const char *const maps[] = {"spec.pytorchReplicaSpecs.",
+                                       "spec.mpiReplicaSpecs.",
+                                       "spec.replicaSpecs.", NULL};
+    char role[64];
+    size_t i;
+
+    for (const char *const *m = maps; *m; m++) {
+        size_t n = strlen(*m);
+        const char *dot;
+        if (strncmp(path, *m, n) != 0 || (dot = strchr(path + n, '.')) == NULL ||
+            strncmp(dot, ".template.", 10) != 0 ||
+            (size_t)(dot - path - n) >= sizeof(role))
+            continue;
+        snprintf(role, sizeof(role), "%.*s", (int)(dot - path - n), path + n);
+        for (i = 0; i < it->e.n_groups; i++)
+            if (strcmp(it->e.groups[i].role, role) == 0)
+                return &it->e.groups[i];
+        return NULL;
+    }
+    if (strcmp(it->e.kind, "JobSet") == 0 &&
+        sscanf(path, "spec.replicatedJobs[%zu].template.", &i) == 1 &&
+        i < it->e.n_groups)
+        return &it->e.groups[i];
+    if (it->e.n_groups == 1 && (strncmp(path, "spec.template.", 14) == 0 ||
+                                strncmp(path, "spec.jobTemplate.", 17) == 0))
+        return &it->e.groups[0];
+    return NULL;
+}
+
+/* Labels topogate reads: the operators', JobSet's, Kueue's, its own. */
+static bool
+label_read(const char *key)
+{
+    static const char *const prefixes[] = {
+        "training.kubeflow.org/", "jobset.sigs.k8s.io/", "topogate.io/",
+        "kueue.x-k8s.io/", "trainer.kubeflow.org/", NULL};
+
+    for (const char *const *p = prefixes; *p; p++)
+        if (strncmp(key, *p, strlen(*p)) == 0)
+            return true;
+    return false;
+}
+
+/* A PyTorchJob's replicas, or elasticPolicy.minReplicas. */
+static bool
+elastic_size_field(const char *path)
+{
+    static const char prefix[] = "spec.pytorchReplicaSpecs.";
+    const char *rest = path + sizeof(prefix) - 1, *dot;
+
+    if (strcmp(path, "spec.elasticPolicy.minReplicas") == 0)
+        return true;
+    return strncmp(path, prefix, sizeof(prefix) - 1) == 0 &&
+           (dot = strchr(rest, '.')) != NULL && strcmp(dot, ".replicas") == 0;
+}
+
+const char *
+audit_unread_field(const struct audit_item *it, const cJSON *obj,
+                   const char *path, bool key)
+{
+    const char *in_res = rest_after(path, "resources");
+    const char *res = rest_after(path, "limits");
+    const char *label = rest_after(path, "labels");
+    const struct pod_group *g;
+    bool governed = false, gpus = false;
+
+    if (in_res == NULL)
+        in_res = rest_after(path, "resourcesPerNode");
+    if (res == NULL)
+        res = rest_after(path, "requests");
+    /* A GPU count, or a map that may hold one: whether it asks at all. */
+    if (in_res && (key || res == NULL || res[0] == '\0' || strstr(res, "gpu")))
+        return NULL;
+    if (it->e.skipped)
+        return expand_is_runtime(obj) ? NULL
+                                      : "topogate does not expand this kind";
+    /* Its pods are mostly the runtime's: what they ask is not known. */
+    if (it->e.job.runtime_missing)
+        return NULL;
+    for (size_t i = 0; i < it->n_pods; i++) {
+        governed = governed || it->pods[i].ignored == NULL;
+        gpus = gpus || asks_gpu(it->pods[i].group->pod);
+    }
+    if (!gpus)
+        return "no pod of it asks for " RESOURCE_GPU;
+    if (label)
+        return key || label[0] == '\0' || label_read(label)
+                   ? NULL
+                                        : "a label topogate does not read";
+    if (!governed)
+        return "topogate governs none of its pods";
+    if ((g = group_of(it, path)) != NULL && !asks_gpu(g->pod))
+        return "in a pod template that asks for no " RESOURCE_GPU;
+    if (it->e.job.elastic && elastic_size_field(path) &&
+        cJSON_IsNumber(json_get(json_get(json_get(obj, "spec"),
+                                         "elasticPolicy"),
+                                "maxReplicas")))
+        return "an elastic job's size is elasticPolicy.maxReplicas";
+    if (res && strcmp(res, "cpu") == 0)
+        return "topogate does not read cpu";
+    return NULL;
 }

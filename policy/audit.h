@@ -50,6 +50,14 @@ int audit_object(const struct snapshot *s, const struct view *view,
 
 void audit_item_free(struct audit_item *it);
 
+/*
+ * Why a template placeholder taken out of obj at path (a key of that map
+ * when key is set) cannot change the audit of it: a static sentence, or
+ * NULL when it may (a GPU count, the shape of a governed job...).
+ */
+const char *audit_unread_field(const struct audit_item *it, const cJSON *obj,
+                               const char *path, bool key);
+
 const char *outcome_name(enum audit_outcome o);
 
 /* The outcome a decision stands for. */

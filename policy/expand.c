@@ -167,11 +167,16 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
             return skip(e, obj, "only kubeflow.org/v1 is read");
         return expand_pytorchjob(obj, e);
     }
+    /* kubeflow.org/v1: Training Operator 1.x's; v2beta1: mpi-operator
+     * v2's. v1alpha1/v1alpha2 pods carry labels no controller of today
+     * sets, and the webhook does not govern them either. */
     if (strcmp(group, "kubeflow.org") == 0 && strcmp(e->kind, "MPIJob") == 0) {
-        if (strcmp(api, "kubeflow.org/v2beta1") != 0)
+        if (strcmp(api, "kubeflow.org/v2beta1") != 0 &&
+            strcmp(api, "kubeflow.org/v1") != 0)
             return skip(e, obj,
-                        "an older MPI operator API; topogate reads "
-                        "kubeflow.org/v2beta1 (mpi-operator v2)");
+                        "an MPI operator API older than kubeflow.org/v1 "
+                        "(Training Operator 1.x) and v2beta1 (mpi-operator "
+                        "v2); its pods are not governed");
         return expand_mpijob(obj, e);
     }
     if (strcmp(group, "trainer.kubeflow.org") == 0 &&
@@ -180,6 +185,20 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
     if (expand_is_runtime(obj))
         return skip(e, obj,
                     "a template, judged through the TrainJobs that use it");
+    if (strcmp(group, "kubeflow.org") == 0 && strcmp(e->kind, "JAXJob") == 0)
+        return expand_jaxjob(obj, e);
+    if (strcmp(group, "batch.volcano.sh") == 0 && strcmp(e->kind, "Job") == 0)
+        return expand_volcano_job(obj, e);
+    if (strcmp(group, "ray.io") == 0 && (strcmp(e->kind, "RayCluster") == 0 ||
+                                         strcmp(e->kind, "RayJob") == 0))
+        return expand_ray(obj, e);
+    {
+        char what[300];
+        snprintf(what, sizeof(what), "%s %s", e->kind,
+                 api ? api : "(no apiVersion)");
+        if ((rc = expand_unknown(obj, e, what)) <= 0)
+            return rc;
+    }
     return skip(e, obj, "not a workload kind topogate expands");
 }
 

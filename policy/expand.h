@@ -36,6 +36,7 @@ struct job_shape {
     bool per_node_launcher; /* MPIJob, slotsPerWorker 1: mpirun starts one
                                torchrun per worker, which starts procs */
     const char *runtime; /* TrainJob runtimeRef.name, borrowed, or NULL */
+    bool runtime_missing; /* TrainJob: that runtime is not at hand */
 };
 
 struct expansion {

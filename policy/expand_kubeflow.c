@@ -3,6 +3,7 @@
  * (mpi-operator v2beta1) into pods, with the labels and env their
  * controllers add (shared/research/topology-and-kubeflow-facts.md 2.1).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -192,6 +193,32 @@ read_per_node_launcher(const cJSON *launcher, struct job_shape *job)
     }
 }
 
+/*
+ * Training Operator v1's own MPIJob (kubeflow.org/v1, what 1.x serves):
+ * GenLabels plus replica-type, and on the launcher's first container the
+ * kubectl-exec agent and hostfile its ranks start through
+ * (pkg/controller.v1/mpi/mpijob_controller.go newWorker, newLauncher;
+ * mpijob.go defaultReplicaLabels).
+ */
+static int
+mpijob_v1_pod(cJSON *pod, int launcher)
+{
+    cJSON *first = cJSON_GetArrayItem(
+        json_get(json_get(pod, "spec"), "containers"), 0);
+
+    if (podbuild_label(pod, LABEL_REPLICA_TYPE,
+                       launcher ? "launcher" : "worker") < 0)
+        return -1;
+    if (!launcher || first == NULL)
+        return 0;
+    return podbuild_env(first, "OMPI_MCA_plm_rsh_agent",
+                        "/etc/mpi/kubexec.sh") < 0 ||
+                   podbuild_env(first, "OMPI_MCA_orte_default_hostfile",
+                                "/etc/mpi/hostfile") < 0
+               ? -1
+               : 0;
+}
+
 int
 expand_mpijob(const cJSON *obj, struct expansion *e)
 {
@@ -201,11 +228,13 @@ expand_mpijob(const cJSON *obj, struct expansion *e)
     const cJSON *worker = replica_spec(obj, "mpiReplicaSpecs", "Worker");
     const cJSON *as_worker =
         cJSON_GetObjectItemCaseSensitive(spec, "runLauncherAsWorker");
+    const char *api = json_string(obj, "apiVersion");
+    bool v1 = api && strcmp(api, "kubeflow.org/v1") == 0;
 
     e->job.owner = OWNER_MPIJOB;
     e->job.procs = podbuild_long(spec, "slotsPerWorker", 1);
     e->job.nodes = worker ? podbuild_long(worker, "replicas", 1) : 0;
-    if (cJSON_IsTrue(as_worker))
+    if (cJSON_IsTrue(as_worker) && !v1)
         e->job.nodes++;
     read_per_node_launcher(replica_spec(obj, "mpiReplicaSpecs", "Launcher"),
                            &e->job);
@@ -215,8 +244,10 @@ expand_mpijob(const cJSON *obj, struct expansion *e)
 
         if (rs == NULL)
             continue;
-        pod = replica_pod(rs, e, "mpi-operator");
-        if (pod == NULL || podbuild_label(pod, LABEL_JOB_ROLE, roles[i]) < 0) {
+        pod = replica_pod(rs, e, v1 ? "mpijob-controller" : "mpi-operator");
+        if (pod == NULL ||
+            (v1 ? mpijob_v1_pod(pod, i == 0)
+                : podbuild_label(pod, LABEL_JOB_ROLE, roles[i])) < 0) {
             cJSON_Delete(pod);
             return -1;
         }

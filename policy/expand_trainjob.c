@@ -341,10 +341,104 @@ nproc_text(const cJSON *trainer, const cJSON *ml, char *buf, size_t len)
         snprintf(buf, len, "auto");
 }
 
+/* The ssh Secret the MPI plugin mounts into the "node" container. */
+static int
+mpi_ssh(cJSON *pod, const struct expansion *e, const cJSON *mpi)
+{
+    cJSON *c = podbuild_container(pod, TRAINER_NODE);
+    const char *at = json_string(mpi, "sshAuthMountPath");
+    char secret[300];
+    cJSON *vol, *mount;
+
+    if (c == NULL)
+        return 0;
+    snprintf(secret, sizeof(secret), "%s-mpi-ssh-auth", e->name);
+    vol = cJSON_CreateObject();
+    mount = cJSON_CreateObject();
+    if (vol == NULL || mount == NULL ||
+        !cJSON_AddStringToObject(vol, "name", TRAINER_MPI_SSH_VOLUME) ||
+        !cJSON_AddStringToObject(
+            cJSON_AddObjectToObject(vol, "secret"), "secretName", secret) ||
+        !cJSON_AddStringToObject(mount, "name", TRAINER_MPI_SSH_VOLUME) ||
+        !cJSON_AddStringToObject(mount, "mountPath", at ? at : "/root/.ssh")) {
+        cJSON_Delete(vol);
+        cJSON_Delete(mount);
+        return -1;
+    }
+    cJSON *one = cJSON_CreateArray();
+    int rc = one && cJSON_AddItemToArray(one, vol) ? 0 : -1;
+    if (rc < 0)
+        cJSON_Delete(vol);
+    else
+        rc = merge_named(array_member(podbuild_object(pod, "spec"), "volumes"),
+                         one);
+    cJSON_Delete(one);
+    if (rc == 0 && (one = cJSON_CreateArray()) != NULL &&
+        cJSON_AddItemToArray(one, mount)) {
+        rc = merge_named(array_member(c, "volumeMounts"), one);
+        cJSON_Delete(one);
+        return rc;
+    }
+    cJSON_Delete(one);
+    cJSON_Delete(mount);
+    return -1;
+}
+
+/* The OpenMPI env of the launcher's "node" container (mpi.go). */
+static int
+mpi_launcher_env(cJSON *pod, long slots)
+{
+    cJSON *c = podbuild_container(pod, TRAINER_NODE);
+    char n[24];
+
+    if (c == NULL)
+        return 0;
+    snprintf(n, sizeof(n), "%ld", slots);
+    return podbuild_env(c, "OMPI_MCA_orte_default_hostfile",
+                        "/etc/mpi/hostfile") < 0 ||
+                   podbuild_env(c, "OMPI_MCA_orte_keep_fqdn_hostnames",
+                                "true") < 0 ||
+                   podbuild_env(c, "OMPI_MCA_orte_set_default_slots", n) < 0 ||
+                   podbuild_env(c, "OMPI_MCA_plm_rsh_args",
+                                "-o ConnectionAttempts=10") < 0
+               ? -1
+               : 0;
+}
+
+/*
+ * An MPI runtime (MPI, DeepSpeed): slots per node are numProcPerNode,
+ * or the GPUs of a node when that is 1 (EnforceMLPolicy); the launcher
+ * gets them in its env. Its "node" pods carry no size of their own.
+ */
+static int
+mpi_finish(const cJSON *trainer, const cJSON *mpi, struct expansion *e)
+{
+    long slots = podbuild_long(trainer, "numProcPerNode",
+                               podbuild_long(mpi, "numProcPerNode", 1));
+    struct pod_group *launcher = NULL;
+
+    for (size_t i = 0; i < e->n_groups; i++) {
+        struct workload w;
+        if (strcmp(e->groups[i].role, TRAINER_LAUNCHER) == 0)
+            launcher = &e->groups[i];
+        if (strcmp(e->groups[i].role, TRAINER_NODE) != 0 ||
+            json_get(trainer, "numProcPerNode"))
+            continue;
+        workload_read(e->groups[i].pod, &w);
+        if (slots == 1 && w.gpus > 1)
+            slots = w.gpus;
+    }
+    e->job.procs = slots;
+    return launcher ? mpi_launcher_env(launcher->pod, slots) : 0;
+}
+
 static int
 runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
                const char *nproc, struct expansion *e)
 {
+    const cJSON *mpi =
+        json_get(json_get(json_get(runtime, "spec"), "mlPolicy"), "mpi");
+    bool as_node = cJSON_IsTrue(json_get(mpi, "runLauncherAsNode"));
     const cJSON *rj;
 
     cJSON_ArrayForEach(
@@ -355,14 +449,20 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
         const char *name = json_string(rj, "name");
         const cJSON *job_spec = json_get(json_get(rj, "template"), "spec");
         bool node = same(name, TRAINER_NODE);
+        bool mpi_node = mpi && (node || same(name, TRAINER_LAUNCHER));
         long replicas = node ? e->job.nodes
                              : podbuild_long(rj, "replicas", 1) *
                                    podbuild_long(job_spec, "parallelism", 1);
         cJSON *pod = podbuild_from_template(json_get(job_spec, "template"),
                                             e->namespace, e->name);
 
+        /* runLauncherAsNode: the launcher is one of the nodes. */
+        if (node && as_node && replicas > 1)
+            replicas--;
         if (pod == NULL || label_jobset(pod, e, name ? name : "") < 0 ||
-            (node && apply_trainer(pod, trainer) < 0) ||
+            ((node || (mpi_node && as_node)) &&
+             apply_trainer(pod, trainer) < 0) ||
+            (mpi_node && mpi_ssh(pod, e, mpi) < 0) ||
             (node && torch &&
              torch_env(pod, e->name, e->job.nodes, nproc) < 0)) {
             cJSON_Delete(pod);
@@ -371,7 +471,7 @@ runtime_groups(const cJSON *runtime, const cJSON *trainer, bool torch,
         if (podbuild_group(e, name ? name : "", replicas, pod) < 0)
             return -1;
     }
-    return 0;
+    return mpi ? mpi_finish(trainer, mpi, e) : 0;
 }
 
 int
@@ -406,6 +506,7 @@ expand_trainjob(const cJSON *obj, const struct runtimes *rt,
             return -1;
     } else {
         cJSON *pod = bare_node_pod(e);
+        e->job.runtime_missing = true;
         if (pod == NULL || label_jobset(pod, e, TRAINER_NODE) < 0 ||
             apply_trainer(pod, trainer) < 0 ||
             torch_env(pod, e->name, e->job.nodes, nproc) < 0) {

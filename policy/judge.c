@@ -38,13 +38,25 @@ link_title(enum interconnect link)
 }
 
 /*
- * GB200 pods that claim an IMEX ComputeDomain reach each other over NVLink
- * across pods and nodes (multi-node NVLink): splitting is not a loss.
+ * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)
+ * through IMEX: p6e-gb200, GKE a4x, ND GB200 v6, the GPU products.
+ */
+static bool
+multinode_nvlink(const struct instance_type *t)
+{
+    return t->accelerator && (strncmp(t->accelerator, "GB200", 5) == 0 ||
+                              strncmp(t->accelerator, "GB300", 5) == 0);
+}
+
+/*
+ * Pods there that claim an IMEX ComputeDomain channel reach each other
+ * over NVLink across pods and nodes: splitting is not a loss. Another
+ * DRA claim (a GPU, an RDMA NIC) does not join them.
  */
 static bool
 computedomain_connected(const struct workload *w, const struct instance_type *t)
 {
-    return w->has_claims && strncmp(t->name, "p6e-gb200", 9) == 0;
+    return w->cd_channel && multinode_nvlink(t);
 }
 
 static void
@@ -70,6 +82,20 @@ judge(const struct workload *w, const struct instance_type *t,
                       "pod asks for %ld EFA devices but %s has %d: it can "
                       "never be scheduled",
                       w->efa, t->name, t->efa);
+        return;
+    }
+    if (w->gpus == t->count && w->pods >= 2 && multinode_nvlink(t) &&
+        !w->cd_channel) {
+        /* Whole nodes, but each one alone: NCCL crosses nodes on the NICs. */
+        f->sev = SEV_SOFT;
+        strbuf_printf(next_part(f),
+                      "%ld-pod job on %s claims no ComputeDomain channel: "
+                      "NVLink across its nodes is unused",
+                      w->pods, t->name);
+        strbuf_puts(next_part(f),
+                    "claim a ComputeDomain's channel (its "
+                    "spec.channel.resourceClaimTemplate) in "
+                    "spec.resourceClaims");
         return;
     }
     if (w->gpus == t->count || w->pods < 2)

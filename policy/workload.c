@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "labels.h"
 #include "pod.h"
@@ -107,6 +108,38 @@ is_trainjob_pod(const cJSON *pod)
     return false;
 }
 
+/*
+ * Trainer v2's MPI plugin (the MPI and DeepSpeed runtimes) sets no PET_*:
+ * it mounts its ssh Secret ("mpi-ssh-auth") into the container "node" of
+ * the launcher and node pods, and gives the launcher's the OpenMPI env
+ * (kubeflow/trainer pkg/runtime/framework/plugins/mpi/mpi.go
+ * EnforceMLPolicy; pkg/constants MPISSHAuthVolumeName,
+ * OpenMPIEnvHostFileLocation).
+ */
+static bool
+is_trainer_mpi_pod(const cJSON *pod)
+{
+    const cJSON *c, *m;
+
+    if (pod_label(pod, LABEL_REPLICATED_JOB) == NULL)
+        return false;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *name = json_string(c, "name");
+        if (name == NULL || strcmp(name, TRAINER_NODE) != 0)
+            continue;
+        if (pod_env(c, "OMPI_MCA_orte_default_hostfile"))
+            return true;
+        cJSON_ArrayForEach(m, json_get(c, "volumeMounts"))
+        {
+            const char *vol = json_string(m, "name");
+            if (vol && strcmp(vol, TRAINER_MPI_SSH_VOLUME) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 static enum owner
 read_owner(const cJSON *pod, struct workload *w)
 {
@@ -124,6 +157,13 @@ read_owner(const cJSON *pod, struct workload *w)
     }
     if (is_trainjob_pod(pod))
         return OWNER_TRAINJOB;
+    if (is_trainer_mpi_pod(pod)) {
+        const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
+        w->trainer_mpi = true;
+        /* runLauncherAsNode: a launcher with GPUs runs ranks too. */
+        w->launcher = strcmp(rj, TRAINER_LAUNCHER) == 0 && !w->any_gpu;
+        return OWNER_TRAINJOB;
+    }
     if (is_true(pod_label(pod, LABEL_MANAGED)))
         return OWNER_MANAGED;
     return OWNER_NONE;
@@ -156,6 +196,20 @@ job_env_container(const cJSON *pod)
     return NULL;
 }
 
+static const char *
+mpi_slots(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *v = pod_env_value(c, "OMPI_MCA_orte_set_default_slots");
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
 static void
 read_shape(const cJSON *pod, struct workload *w)
 {
@@ -175,10 +229,15 @@ read_shape(const cJSON *pod, struct workload *w)
         w->pods = n;
         w->pods_known = true;
     }
-    /* mpi-operator sets no size on workers, and there is always more than
-     * one process per job; count them as multi-pod. */
-    if (w->owner == OWNER_MPIJOB && !w->pods_known && !w->launcher)
+    /* mpi-operator and Trainer's MPI plugin set no size on workers, and
+     * there is always more than one process per job; count them as
+     * multi-pod. */
+    if ((w->owner == OWNER_MPIJOB || w->trainer_mpi) && !w->pods_known &&
+        !w->launcher)
         w->pods = 2;
+    /* Trainer's MPI plugin: the slots of the hostfile, on the launcher. */
+    if (nproc == NULL && w->trainer_mpi)
+        nproc = mpi_slots(pod);
     /* "auto" and "gpu" mean one process per GPU of the pod. */
     n = parse_positive(nproc);
     w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);
@@ -203,6 +262,58 @@ has_dra_claims(const cJSON *pod)
     return false;
 }
 
+/* Case-insensitive: whether s holds word. */
+static bool
+has_word(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (; s && *s; s++)
+        if (strncasecmp(s, word, n) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * A pod joins a ComputeDomain by claiming its IMEX channel: a
+ * ResourceClaimTemplate the DRA driver makes under the name the
+ * ComputeDomain gives in spec.channel.resourceClaimTemplate.name
+ * (resource.nvidia.com ComputeDomain CRD). The pod alone does not say
+ * which template that was, so the claim is known by its names: the
+ * driver's examples and every public manifest read call it a channel
+ * ("imex-channel-0", "<domain>-channel", "compute-domain-channel").
+ * A GPU, RDMA NIC or other DRA claim is not one.
+ */
+static bool
+is_channel_claim(const cJSON *claim)
+{
+    static const char *const fields[] = {"name", "resourceClaimTemplateName",
+                                         "resourceClaimName"};
+    static const char *const words[] = {"channel", "imex", "compute-domain",
+                                        "computedomain"};
+    const cJSON *source = json_get(claim, "source"); /* before 1.31 */
+
+    for (size_t f = 0; f < 3; f++)
+        for (size_t i = 0; i < 4; i++)
+            if (has_word(json_string(claim, fields[f]), words[i]) ||
+                has_word(json_string(source, fields[f]), words[i]))
+                return true;
+    return false;
+}
+
+static bool
+has_channel_claim(const cJSON *pod)
+{
+    const cJSON *claim;
+
+    cJSON_ArrayForEach(claim, spec_field(pod, "resourceClaims"))
+    {
+        if (is_channel_claim(claim))
+            return true;
+    }
+    return false;
+}
+
 void
 workload_read(const cJSON *pod, struct workload *w)
 {
@@ -211,6 +322,7 @@ workload_read(const cJSON *pod, struct workload *w)
     w->owner = read_owner(pod, w);
     read_shape(pod, w);
     w->has_claims = has_dra_claims(pod);
+    w->cd_channel = has_channel_claim(pod);
 }
 
 /*

@@ -13,6 +13,12 @@
 
 #include "decision.h"
 
+/* Trainer v2's MPI plugin: its launcher replicated job, and the ssh
+ * Secret volume it mounts into the "node" containers of launcher and
+ * nodes (kubeflow/trainer pkg/constants). */
+#define TRAINER_LAUNCHER "launcher"
+#define TRAINER_MPI_SSH_VOLUME "mpi-ssh-auth"
+
 enum owner {
     OWNER_NONE,       /* not a training pod topogate governs */
     OWNER_PYTORCHJOB, /* Training Operator v1 */
@@ -42,6 +48,9 @@ struct workload {
     long procs;           /* processes per pod */
     bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
+    bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
+    bool trainer_mpi;     /* Trainer v2 MPI runtime (MPI, DeepSpeed):
+                             OpenMPI env and ssh, no PET_* */
 };
 
 /* Fills *w from a Pod object; never fails. */

@@ -192,6 +192,19 @@ is_decisive_field(const char *key)
     return is_one_of(key, fields);
 }
 
+/*
+ * A decisive field's value. "resources" is a container's (a map of
+ * limits and requests); a Kueue ClusterQueue's list of quotas is not
+ * read by any decision.
+ */
+static bool
+decisive_under(const char *key, const struct ynode *value)
+{
+    if (strcmp(key, "resources") == 0)
+        return value->kind != YNODE_SEQ;
+    return is_decisive_field(key);
+}
+
 static const struct ynode *
 find(const struct ynode *n, char *path, size_t path_len, size_t used,
      bool decisive)
@@ -216,7 +229,7 @@ find(const struct ynode *n, char *path, size_t path_len, size_t used,
                 strcmp(key->scalar, "command") == 0 ||
                 strcmp(key->scalar, "args") == 0)
                 continue;
-            under = under || is_decisive_field(key->scalar);
+            under = under || decisive_under(key->scalar, child);
             len += (size_t)snprintf(path + used, path_len - used, "%s%s",
                                     used ? "." : "", key->scalar);
         } else {
@@ -239,4 +252,97 @@ yaml_find_placeholder(const struct ynode *doc, char *path, size_t path_len)
         return NULL;
     path[0] = '\0';
     return find(doc, path, path_len, 0, false);
+}
+
+struct unsetter {
+    struct yaml_placeholder *out;
+    size_t max, n;
+    char path[sizeof(((struct yaml_placeholder *)0)->path)];
+};
+
+/* Records one placeholder; true when obj may drop it (it was recorded). */
+static bool
+record(struct unsetter *u, const struct ynode *n, bool key)
+{
+    if (u->n++ >= u->max)
+        return false;
+    u->out[u->n - 1].node = n;
+    u->out[u->n - 1].key = key;
+    snprintf(u->out[u->n - 1].path, sizeof(u->out[0].path), "%s", u->path);
+    return true;
+}
+
+/* Appends ".key", or "[index]" when key is NULL; returns the old length,
+ * to cut back to. */
+static size_t
+push(struct unsetter *u, const char *key, size_t index)
+{
+    size_t used = strlen(u->path);
+
+    if (key)
+        snprintf(u->path + used, sizeof(u->path) - used, "%s%s",
+                 used ? "." : "", key);
+    else
+        snprintf(u->path + used, sizeof(u->path) - used, "[%zu]", index);
+    return used;
+}
+
+/* Walks the tree and its JSON together (yaml_to_json() keeps the shape). */
+static void
+unset(struct unsetter *u, const struct ynode *n, cJSON *json, bool decisive)
+{
+    if (n->kind == YNODE_MAP) {
+        for (size_t i = 0; i + 1 < n->n_items; i += 2) {
+            const struct ynode *key = n->items[i], *value = n->items[i + 1];
+            size_t used;
+
+            if (key->kind != YNODE_SCALAR)
+                continue;
+            if (decisive && has_placeholder(key->scalar)) {
+                if (record(u, key, true))
+                    cJSON_DeleteItemFromObjectCaseSensitive(json, key->scalar);
+                continue;
+            }
+            if (strcmp(key->scalar, "command") == 0 ||
+                strcmp(key->scalar, "args") == 0)
+                continue;
+            used = push(u, key->scalar, 0);
+            if (value->kind == YNODE_SCALAR) {
+                if ((decisive || decisive_under(key->scalar, value)) &&
+                    has_placeholder(value->scalar) && record(u, value, false))
+                    cJSON_DeleteItemFromObjectCaseSensitive(json, key->scalar);
+            } else {
+                unset(u, value,
+                      cJSON_GetObjectItemCaseSensitive(json, key->scalar),
+                      decisive || decisive_under(key->scalar, value));
+            }
+            u->path[used] = '\0';
+        }
+        return;
+    }
+    for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n_items; i++) {
+        const struct ynode *item = n->items[i];
+        size_t used = push(u, NULL, i);
+
+        if (item->kind == YNODE_SCALAR) {
+            cJSON *null;
+            if (decisive && has_placeholder(item->scalar) &&
+                record(u, item, false) && (null = cJSON_CreateNull()) &&
+                !cJSON_ReplaceItemInArray(json, (int)i, null))
+                cJSON_Delete(null);
+        } else {
+            unset(u, item, cJSON_GetArrayItem(json, (int)i), decisive);
+        }
+        u->path[used] = '\0';
+    }
+}
+
+size_t
+yaml_unset_placeholders(const struct ynode *doc, cJSON *obj,
+                        struct yaml_placeholder *out, size_t max)
+{
+    struct unsetter u = {out, max, 0, ""};
+
+    unset(&u, doc, obj, false);
+    return u.n;
 }

@@ -5,6 +5,7 @@
 #ifndef TOPOGATE_YAMLJSON_H
 #define TOPOGATE_YAMLJSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -32,5 +33,22 @@ cJSON *yaml_to_json(const struct ynode *n, struct load_error *err);
  */
 const struct ynode *yaml_find_placeholder(const struct ynode *doc, char *path,
                                           size_t path_len);
+
+/* One unrendered placeholder in a field the decision may read. */
+struct yaml_placeholder {
+    const struct ynode *node; /* the scalar, borrowed from the tree */
+    bool key;                 /* a mapping key, not a value */
+    char path[256];           /* "spec.replicas"; a key: its parent's */
+};
+
+/*
+ * Every placeholder that yaml_find_placeholder() would find, in document
+ * order, each taken out of obj (the JSON of doc, from yaml_to_json()): a
+ * mapping member is deleted, a list item becomes null, so that the rest
+ * of the document can still be read. Records the first max in out and
+ * returns how many there are (more than max: some were not removed).
+ */
+size_t yaml_unset_placeholders(const struct ynode *doc, cJSON *obj,
+                               struct yaml_placeholder *out, size_t max);
 
 #endif

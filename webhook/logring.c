@@ -33,11 +33,11 @@ static struct {
     pthread_cond_t wake;  /* the writer waits here */
     pthread_cond_t space; /* pushers wait here for room */
     pthread_t thread;
-    bool started;  /* a thread was created and not yet joined */
-    bool running;  /* pushes are queued; false once the thread drained */
-    bool stopping; /* drain, report, then end */
-    bool idle;     /* the writer waits for a push, with no timeout */
-    bool stuck;    /* a push waited LOGRING_WAIT_MS in vain: drop at once */
+    bool started;     /* a thread was created and not yet joined */
+    bool running;     /* pushes are queued; false once the thread drained */
+    bool stopping;    /* drain, report, then end */
+    bool idle;        /* the writer waits for a push, with no timeout */
+    bool stuck;       /* a push waited LOGRING_WAIT_MS in vain: drop at once */
     unsigned waiting; /* pushers waiting for room */
     size_t head, len;
     int fd;
@@ -140,8 +140,8 @@ ring_main(void *arg)
                 deadline_in(&until, LOGRING_BATCH_MS);
                 continue;
             }
-            if (pthread_cond_clockwait(&ring.wake, &ring.lock,
-                                       CLOCK_MONOTONIC, &until) == ETIMEDOUT)
+            if (pthread_cond_clockwait(&ring.wake, &ring.lock, CLOCK_MONOTONIC,
+                                       &until) == ETIMEDOUT)
                 break;
         }
         quiet = ring.len == 0 ? quiet + 1 : 0;
@@ -226,15 +226,17 @@ logring_push(const char *p, size_t n)
         pthread_mutex_unlock(&ring.lock);
         return -1;
     }
-    if (n > LOGRING_SIZE - ring.len && !ring.stuck) {
+    /* The writer itself (its drop report) never waits for itself. */
+    if (n > LOGRING_SIZE - ring.len && !ring.stuck &&
+        !pthread_equal(ring.thread, pthread_self())) {
         struct timespec until;
 
         deadline_in(&until, LOGRING_WAIT_MS);
         ring.waiting++;
         /* The writer is awake: the ring is past LOGRING_HIGH. */
         while (n > LOGRING_SIZE - ring.len && !ring.stuck && ring.running &&
-               pthread_cond_clockwait(&ring.space, &ring.lock,
-                                      CLOCK_MONOTONIC, &until) == 0)
+               pthread_cond_clockwait(&ring.space, &ring.lock, CLOCK_MONOTONIC,
+                                      &until) == 0)
             ;
         ring.waiting--;
         if (ring.running && n > LOGRING_SIZE - ring.len)

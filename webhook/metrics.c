@@ -57,7 +57,7 @@ static const struct {
 static const int metrics_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 #define METRICS_NCODES (sizeof(metrics_codes) / sizeof(metrics_codes[0]))
 
-#define METRICS_RESTARTS 14
+#define METRICS_RESTARTS 18
 #define METRICS_KNOWN_BY 5
 
 struct metrics {
@@ -84,9 +84,10 @@ struct metrics {
 
 /* Why a watch loop went back to listing or backed off: kube.c's words. */
 static const char *const restart_reasons[METRICS_RESTARTS] = {
-    "expired",     "error_event", "dropped",     "http_429", "http_5xx",
-    "http_4xx",    "timeout",     "stalled",     "unauthorized",
-    "forbidden",   "not_served",  "watch_end",   "too_large", "other",
+    "expired",  "error_event", "dropped",      "http_429",  "http_5xx",
+    "http_4xx", "http_other",  "timeout",      "stalled",   "unauthorized",
+    "forbidden", "not_served", "watch_end",    "too_large", "bad_json",
+    "tls",      "helper_exit", "other",
 };
 
 /* How a governed review knew the hardware: policy/placement.h evidence. */

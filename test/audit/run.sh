@@ -72,6 +72,31 @@ golden list-eks.txt "$TMP/list-eks.txt"
 (cd "$HERE" && "$BIN" audit --fail-on never inputs/list.yaml) >/dev/null 2>&1
 expect "list audit --fail-on never: exit status" 0 $?
 
+# Templates (issue 13 item 7): placeholders block only the fields they
+# are in; --set and --env render them first.
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/templates.yaml) \
+	>"$TMP/templates.txt" 2>&1
+expect "templates audit: exit status" 0 $?
+golden templates.txt "$TMP/templates.txt"
+(cd "$HERE" && NUM_NODES=2 GPU_PER_NODE=8 "$BIN" audit --fail-on never \
+	--env --set MANAGED=true --set NUM_NODES=3 inputs/templates.yaml) \
+	>"$TMP/templates-set.txt" 2>&1
+expect "templates audit --env --set: exit status" 0 $?
+golden templates-set.txt "$TMP/templates-set.txt"
+# More kinds (issue 13 item 8): Training Operator v1 MPIJob, Trainer MPI
+# and DeepSpeed runtimes, JAXJob, Volcano, KubeRay, an unknown kind.
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/kinds.yaml) \
+	>"$TMP/kinds.txt" 2>&1
+expect "kinds audit: exit status" 0 $?
+golden kinds.txt "$TMP/kinds.txt"
+# GB200 (issue 13 item 6): only a ComputeDomain channel claim counts.
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/gb200.yaml) \
+	>"$TMP/gb200.txt" 2>&1
+expect "gb200 audit: exit status" 0 $?
+golden gb200.txt "$TMP/gb200.txt"
+"$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
+expect "--set with a bad name: exit status" 2 $?
+
 "$BIN" audit - <"$HERE/inputs/list.yaml" >"$TMP/stdin.txt" 2>&1
 expect "stdin audit: exit status" 1 $?
 if sed 's|^inputs/list.yaml$|<stdin>|' "$TMP/list.txt" | diff -u - "$TMP/stdin.txt" >"$TMP/diff"; then

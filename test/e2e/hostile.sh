@@ -9,8 +9,7 @@
 #
 #  1. admission port, 2,000 idle TCP connections (never a TLS byte) and
 #     200 new ones a second: every review answered correctly within 1 s.
-#  2. admission port, the same with half a ClientHello each, all from the
-#     reviewer's own address: the same.
+#  2. admission port, the same with half a ClientHello each: the same.
 #  3. probe port, 2,000 idle connections from forty addresses and 200 new
 #     a second; then 100 idle ones from the prober's own address (the
 #     issue's case), then half request heads: /healthz within 1 s.
@@ -98,9 +97,9 @@ if [ "$MEMORY" != 1 ]; then
 	flood "$PORT" -k idle -n 2000 -r 200 -S 40
 	RC=$?
 	expect_flood "a review on a fresh connection beside 2,000 idle connections from 40 addresses, +200/s"
-	flood "$PORT" -k half -n 2000 -r 200 -S 0
+	flood "$PORT" -k half -n 2000 -r 200 -S 40
 	RC=$?
-	expect_flood "a review beside 2,000 half-open TLS connections from its own address, +200/s"
+	expect_flood "a review beside 2,000 half-open TLS connections from 40 addresses, +200/s"
 
 	# --- 3: the probe port ------------------------------------------------
 	flood "$PROBE" -m probe -k idle -n 2000 -r 200 -S 40
@@ -158,9 +157,15 @@ EOF
 	expect_match "slots full: the evictions are logged, not one line each" \
 		'admission: slots full \(1000 in all, 128 per address\): closed [0-9]+ silent connections' \
 		"$(cat "$TMP/server.log")"
-	lines=$(wc -l <"$TMP/server.log")
-	expect_match "the log stays short under the floods ($lines lines)" \
-		'^([0-9]{1,3}|1[0-9]{3})$' "$lines"
+	# Not a line per connection (the floods open thousands a second): at
+	# most a few per 0.25 s tick and libmicrohttpd's 10 a second.
+	lines=$(grep -vc 'review uid=' "$TMP/server.log")
+	if [ "$lines" -le $((50 * 5 * SECS + 50)) ]; then
+		ok "the log stays short under the floods: $lines lines besides the reviews'"
+	else
+		not_ok "the log stays short under the floods" \
+			"$lines lines besides the reviews', over $((50 * 5 * SECS + 50))"
+	fi
 	expect_no_sanitizer_report
 	stop_server
 	finish hostile

@@ -143,6 +143,11 @@ expect_match "the log line says how the hardware was known" \
 	'review uid=.* type=p4d.24xlarge known=nodes decision=deny' \
 	"$(grep 'known=nodes' "$TMP/server.log" | head -1)"
 
+# `topogate nodes` lists the same cluster once, through the same helper.
+expect_match "topogate nodes --kubeconfig lists the cluster's kinds" \
+	'^g5.12xlarge +4  pcie .* 1  node.kubernetes.io/instance-type' \
+	"$("$BIN" nodes --kubeconfig "$TMP/kubeconfig" 2>>"$TMP/nodes.err" | sed -n 2p)"
+
 # The apiserver goes away: the server stays ready and keeps deciding
 # with the last view; the synced gauge drops.
 kill "$STANDIN" 2>/dev/null

@@ -888,6 +888,33 @@ def _(n):
               cpu="30", memory="200Gi", node_selector=GB200)
 
 
+RDMA_CLAIM = [{"name": "rdma", "resourceClaimTemplateName": "default-rdma"}]
+
+
+@case("gb200-rdma-claim-only-fragmented-deny")
+def _(n):
+    # A DRA claim that is not a ComputeDomain channel (a DRANET NIC, as in
+    # GKE's a4x samples) does not join the pods over NVLink.
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=GB200,
+              resource_claims=RDMA_CLAIM)
+
+
+@case("gb200-whole-node-no-channel-warn")
+def _(n):
+    # Whole nodes, but no ComputeDomain: NVLink between the nodes unused.
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, efa=4,
+              index=6, cpu="120", memory="800Gi", node_selector=GB200,
+              resource_claims=RDMA_CLAIM)
+
+
+@case("gb200-whole-node-channel-mutate")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, efa=4,
+              index=6, cpu="120", memory="800Gi", node_selector=GB200,
+              resource_claims=CD_CLAIM + RDMA_CLAIM)
+
+
 # Instance type: unknown, unpinned, Karpenter, affinity, other labels.
 
 @case("unknown-instance-type-warn")
@@ -1477,6 +1504,8 @@ NOVALIDATE = set()
 
 def job_review(case, obj, operation="CREATE", old_object=None):
     group, version, resource = JOB_KINDS[obj["kind"]]
+    # An MPIJob is kubeflow.org/v1 (Training Operator 1.x) or v2beta1.
+    version = obj["apiVersion"].split("/")[1]
     gvk = {"group": group, "version": version, "kind": obj["kind"]}
     gvr = {"group": group, "version": version, "resource": resource}
     meta = obj["metadata"]
@@ -1853,6 +1882,12 @@ def _(n):
         name="llama-405b", workers=7, gpu=1, nproc="1", pin=GB200))
 
 
+@case("job-gb200-whole-node-no-computedomain-warn")
+def _(n):
+    return job_review(n, pytorchjob(
+        name="llama-405b", workers=7, gpu=4, nproc="4", pin=GB200))
+
+
 @case("job-update-spec-unchanged-not-judged")
 def _(n):
     old = trainjob()
@@ -2082,6 +2117,182 @@ def _(n):
     old = queued(pytorchjob(pin=it("p5.48xlarge")))
     new = queued(pytorchjob(pin=P4D))
     return kueue_review(n, new, old)
+
+
+# --------------------------------------- issue 13 item 8: more kinds
+
+def mpijob_v1_worker_pod(case, job="horovod-resnet", ns="hpc", index=3,
+                         gpu=1, node_selector=P4D):
+    """A worker of Training Operator v1's own MPIJob (kubeflow.org/v1):
+    GenLabels (operator-name mpijob-controller, job-name) plus
+    replica-type and replica-index, a sleep command, and the kubexec.sh
+    ConfigMap its ranks start through (pkg/controller.v1/mpi
+    mpijob_controller.go newWorker)."""
+    sfx = suffix_for(case)
+    name = "%s-worker-%d" % (job, index)
+    meta = {
+        "name": name, "namespace": ns,
+        "labels": {
+            "training.kubeflow.org/job-name": job,
+            "training.kubeflow.org/operator-name": "mpijob-controller",
+            "training.kubeflow.org/replica-index": str(index),
+            "training.kubeflow.org/replica-type": "worker",
+        },
+        "ownerReferences": [{
+            "apiVersion": "kubeflow.org/v1", "kind": "MPIJob",
+            "name": job, "uid": uid("mpijob", ns, job),
+            "controller": True, "blockOwnerDeletion": True,
+        }],
+    }
+    spec = {
+        "volumes": [{"name": "mpi-job-config", "configMap": {
+            "name": job + "-config", "defaultMode": 420,
+            "items": [{"key": "kubexec.sh", "path": "kubexec.sh",
+                       "mode": 365}]}}],
+        "containers": [container(
+            "worker", MPI_IMAGE, sfx,
+            command=["sleep"], args=["365d"],
+            resources=gpu_resources(gpu, cpu="8", memory="64Gi"),
+            volumeMounts=[{"name": "mpi-job-config",
+                           "mountPath": "/etc/mpi"}],
+        )],
+        "restartPolicy": "Never",
+    }
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    return pod_object(meta, spec, sfx)
+
+
+def trainer_mpi_pod(case, job="nccl-all-reduce", rjob="node", gpu=8,
+                    slots=None, node_selector=None, efa=None, ns="hpc"):
+    """A pod of a TrainJob on an MPI runtime (MPI, DeepSpeed): no PET_*
+    env. The MPI plugin mounts its ssh Secret into the container "node"
+    of launcher and node pods, and gives the launcher's the OpenMPI env
+    (kubeflow/trainer pkg/runtime/framework/plugins/mpi/mpi.go)."""
+    pod = trainjob_pod(case, job=job, ns=ns, index=0, gpu=gpu, efa=efa,
+                       cpu="90", memory="900Gi", node_selector=node_selector,
+                       rjob=rjob, trainer=False, args=["-De"],
+                       volumes=[{"name": "mpi-ssh-auth", "secret": {
+                           "secretName": job + "-mpi-ssh-auth",
+                           "defaultMode": 416, "items": [
+                               {"key": "ssh-privatekey", "path": "id_rsa"},
+                               {"key": "ssh-publickey",
+                                "path": "id_rsa.pub"},
+                               {"key": "ssh-publickey",
+                                "path": "authorized_keys"}]}}],
+                       mounts=[{"name": "mpi-ssh-auth",
+                                "mountPath": "/root/.ssh"}],
+                       user_env=[] if slots is None else [
+                           {"name": "OMPI_MCA_orte_default_hostfile",
+                            "value": "/etc/mpi/hostfile"},
+                           {"name": "OMPI_MCA_orte_keep_fqdn_hostnames",
+                            "value": "true"},
+                           {"name": "OMPI_MCA_orte_set_default_slots",
+                            "value": str(slots)},
+                           {"name": "OMPI_MCA_plm_rsh_args",
+                            "value": "-o ConnectionAttempts=10"}])
+    c = pod["spec"]["containers"][0]
+    c["name"] = "node"
+    c["command"] = ["/usr/sbin/sshd"]
+    if gpu is None:
+        c["resources"] = {"requests": {"cpu": "2", "memory": "4Gi"}}
+    return pod
+
+
+P5 = it("p5.48xlarge")
+
+
+@case("mpijob-v1-worker-1gpu-deny")
+def _(n):
+    # Training Operator 1.x's MPIJob: governed as mpi-operator's is.
+    return review(n, mpijob_v1_worker_pod(n), TRAINING_OPERATOR)
+
+
+@case("mpijob-v1-worker-8gpu-mutate")
+def _(n):
+    return review(n, mpijob_v1_worker_pod(n, gpu=8, index=1),
+                  TRAINING_OPERATOR)
+
+
+@case("job-mpijob-v1-16x1-deny")
+def _(n):
+    # Refused where kubectl shows it, as audit now says too (it used to
+    # skip kubeflow.org/v1 as "an older MPI operator API").
+    job = mpijob(name="horovod-resnet")
+    job["apiVersion"] = "kubeflow.org/v1"
+    return job_review(n, job)
+
+
+@case("trainer-mpi-node-8gpu-mutate")
+def _(n):
+    return review(n, trainer_mpi_pod(n, node_selector=P5, efa=32),
+                  JOB_CONTROLLER)
+
+
+@case("trainer-mpi-node-1gpu-deny")
+def _(n):
+    return review(n, trainer_mpi_pod(n, gpu=1, node_selector=P4D),
+                  JOB_CONTROLLER)
+
+
+@case("trainer-mpi-launcher-no-gpu-ignored")
+def _(n):
+    return review(n, trainer_mpi_pod(n, rjob="launcher", gpu=None, slots=8,
+                                     node_selector=P5), JOB_CONTROLLER)
+
+
+@case("trainer-deepspeed-launcher-as-node-8gpu-mutate")
+def _(n):
+    # runLauncherAsNode (the deepspeed-distributed runtime): the launcher
+    # runs ranks on its GPUs too.
+    return review(n, trainer_mpi_pod(n, job="deepspeed-llama",
+                                     rjob="launcher", gpu=8, slots=8,
+                                     node_selector=P4D, efa=4),
+                  JOB_CONTROLLER)
+
+
+@case("trainer-deepspeed-launcher-as-node-2gpu-deny")
+def _(n):
+    return review(n, trainer_mpi_pod(n, job="deepspeed-llama",
+                                     rjob="launcher", gpu=2, slots=2,
+                                     node_selector=P4D), JOB_CONTROLLER)
+
+
+def volcano_pod(case, task="worker", gpu=8, managed=True, job="imagenet",
+                ns="ml"):
+    """A pod of a Volcano batch.volcano.sh Job: its labels and the
+    PodGroup annotation the Volcano job controller sets."""
+    sfx = suffix_for(case)
+    lab = {"volcano.sh/job-name": job, "volcano.sh/job-namespace": ns,
+           "volcano.sh/queue-name": "default", "volcano.sh/task-spec": task}
+    if managed:
+        lab["topogate.io/managed"] = "true"
+    meta = {
+        "name": "%s-%s-0" % (job, task), "namespace": ns, "labels": lab,
+        "annotations": {"scheduling.k8s.io/group-name": job,
+                        "volcano.sh/job-name": job,
+                        "volcano.sh/task-spec": task},
+        "ownerReferences": [{
+            "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "name": job, "uid": uid("vcjob", ns, job),
+            "controller": True, "blockOwnerDeletion": True}],
+    }
+    spec = {"containers": [container(
+                "train", TRAINER_IMAGE, sfx, command=["python3", "train.py"],
+                resources=gpu_resources(gpu))],
+            "nodeSelector": P4D, "schedulerName": "volcano"}
+    return pod_object(meta, spec, sfx)
+
+
+@case("volcano-managed-8gpu-mutate")
+def _(n):
+    # Governed because the policy opts it in (topogate.io/managed).
+    return review(n, volcano_pod(n), JOB_CONTROLLER)
+
+
+@case("volcano-unmanaged-1gpu-not-governed")
+def _(n):
+    return review(n, volcano_pod(n, gpu=1, managed=False), JOB_CONTROLLER)
 
 
 # --------------------------------------------------------------- writing

@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "webhook/kube.h"
-#include "webhook/kubewatch.h"
+#include "webhook/kuberesources.h"
 #include "webhook/log.h"
 
 
@@ -216,7 +216,7 @@ main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     /* What serve watches, the same list. */
     size_t n_resources;
-    const struct kube_resource *resources = kubewatch_resources(&n_resources);
+    const struct kube_resource *resources = kube_resources(&n_resources);
     w = kube_watch_start(&cfg, resources, n_resources, &sink, err,
                          sizeof(err));
     kube_config_free(&cfg);

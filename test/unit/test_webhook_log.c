@@ -46,8 +46,8 @@ logger(void *arg)
     int t = (int)(intptr_t)arg;
 
     for (int i = 0; i < LINES; i++)
-        log_info("review uid=t%d-%d ns=team pod=worker-%d decision=allow", t,
-                 i, i);
+        log_info("review uid=t%d-%d ns=team pod=worker-%d decision=allow", t, i,
+                 i);
     return NULL;
 }
 
@@ -94,8 +94,8 @@ check_lines(char *text, int threads, int per_thread, long *others)
             (*others)++;
             continue;
         }
-        if (sscanf(r, " test info: review uid=t%d-%d ", &t, &i) != 2 ||
-            t < 0 || t >= threads || i != next[t]) {
+        if (sscanf(r, " test info: review uid=t%d-%d ", &t, &i) != 2 || t < 0 ||
+            t >= threads || i != next[t]) {
             if (bad++ < 5)
                 fprintf(stderr, "out of order or torn: '%s'\n", l);
             continue;
