@@ -57,8 +57,9 @@ expand_jaxjob(const cJSON *obj, struct expansion *e)
         return -1;
     snprintf(n, sizeof(n), "%ld", replicas);
     snprintf(coord, sizeof(coord), "%s-worker-0", e->name);
-    return podbuild_env_all(e->groups[0].pod, "COORDINATOR_ADDRESS", coord) <
-                       0 ||
+    return podbuild_env_all(e->groups[0].pod, "PYTHONUNBUFFERED", "1") < 0 ||
+                   podbuild_env_all(e->groups[0].pod, "COORDINATOR_ADDRESS",
+                                    coord) < 0 ||
                    podbuild_env_all(e->groups[0].pod, "NUM_PROCESSES", n) < 0 ||
                    podbuild_env_all(e->groups[0].pod, "PROCESS_ID", "0") < 0
                ? -1

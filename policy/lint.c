@@ -8,8 +8,16 @@
 
 #include "launch.h"
 #include "pod.h"
+#include "quantity.h"
 
-#define RESOURCE_NEURON "aws.amazon.com/neuron"
+/*
+ * Accelerators other than NVIDIA's whose traffic EFA carries: AWS
+ * Trainium/Inferentia (aws.amazon.com/neuron, neuroncore, neurondevice:
+ * the Neuron device plugin's names) and Intel Gaudi (habana.ai/gaudi, on
+ * dl1/dl2q). A pod with one of these and EFA is not "EFA without GPUs".
+ */
+static const char *const other_accelerators[] = {"aws.amazon.com/neuron",
+                                                 "habana.ai/gaudi", NULL};
 
 /* Adds a line unless the same one is there (Master and Worker repeat). */
 static int __attribute__((format(printf, 2, 3)))
@@ -86,6 +94,28 @@ lint_resources(const cJSON *c, const char *cname, struct lint *l)
         }
     }
     return 0;
+}
+
+/* Any of the other accelerators (by name prefix) in an app container. */
+static bool
+asks_other_accelerator(const cJSON *pod)
+{
+    const cJSON *c, *kv;
+
+    cJSON_ArrayForEach(c, json_get(json_get(pod, "spec"), "containers"))
+    {
+        const cJSON *res = json_get(c, "resources");
+        for (int m = 0; m < 2; m++)
+            cJSON_ArrayForEach(kv, json_get(res, m ? "requests" : "limits"))
+            {
+                long n;
+                for (const char *const *a = other_accelerators; *a; a++)
+                    if (strncmp(kv->string, *a, strlen(*a)) == 0 &&
+                        quantity_count(kv, &n) == 0 && n > 0)
+                        return true;
+            }
+    }
+    return false;
 }
 
 /* A number of a resource over the pod's app containers. */
@@ -195,10 +225,10 @@ lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
                 return -1;
         }
     }
-    if (efa > 0 && gpus == 0 && pod_sum(g->pod, RESOURCE_NEURON) == 0 &&
+    if (efa > 0 && gpus == 0 && !asks_other_accelerator(g->pod) &&
         note(l,
              "%s%spod asks for %ld EFA device%s but no GPU: EFA is for "
-             "GPU (or Neuron) traffic",
+             "accelerator traffic (GPU, Neuron, Gaudi)",
              g->role, g->role[0] ? " " : "", efa, efa == 1 ? "" : "s") < 0)
         return -1;
     if (gpus > 0 && e->job.procs > 0 && e->job.procs != gpus &&

@@ -196,6 +196,27 @@ job_env_container(const cJSON *pod)
     return NULL;
 }
 
+static bool
+is_jax_pod(const cJSON *pod)
+{
+    const char *op = pod_label(pod, LABEL_OPERATOR);
+    return op && strcmp(op, "jaxjob-controller") == 0;
+}
+
+static const char *
+jax_processes(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *v = pod_env_value(c, "NUM_PROCESSES");
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
 static const char *
 mpi_slots(const cJSON *pod)
 {
@@ -226,6 +247,14 @@ read_shape(const cJSON *pod, struct workload *w)
         w->elastic = true;
     }
     if ((n = parse_positive(nnodes)) > 0) {
+        w->pods = n;
+        w->pods_known = true;
+    }
+    /* A JAXJob's pods (governed where opted in) say their number in
+     * NUM_PROCESSES: one JAX process per pod (Training Operator v1
+     * pkg/controller.v1/jax/envvar.go setPodEnv). */
+    if (!w->pods_known && is_jax_pod(pod) &&
+        (n = parse_positive(jax_processes(pod))) > 0) {
         w->pods = n;
         w->pods_known = true;
     }

@@ -94,6 +94,11 @@ golden kinds.txt "$TMP/kinds.txt"
 	>"$TMP/gb200.txt" 2>&1
 expect "gb200 audit: exit status" 0 $?
 golden gb200.txt "$TMP/gb200.txt"
+# Not NVIDIA (issue 13 item 9): EFA with Gaudi or Neuron is no mistake.
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/accelerators.yaml) \
+	>"$TMP/accelerators.txt" 2>&1
+expect "accelerators audit: exit status" 0 $?
+golden accelerators.txt "$TMP/accelerators.txt"
 "$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
 expect "--set with a bad name: exit status" 2 $?
 

@@ -284,6 +284,35 @@ def check_service_pdb(objs, labels, ports, values):
     return svc
 
 
+def check_network_policy(objs, labels, ports, values):
+    """Off: none. On: the webhook port from the apiserver's CIDRs alone,
+    the probe port from probeCIDRs alone, for these pods."""
+    nps = by_kind(objs, "NetworkPolicy")
+    want = values.get("networkPolicy", {})
+    if not want.get("enabled"):
+        check(not nps, "NetworkPolicy rendered while networkPolicy is off")
+        return
+    check(len(nps) == 1, "not exactly one NetworkPolicy")
+    if len(nps) != 1:
+        return
+    spec = nps[0]["spec"]
+    check(spec["podSelector"]["matchLabels"].items() <= labels.items(),
+          "NetworkPolicy selects other pods")
+    check(spec.get("policyTypes") == ["Ingress"],
+          "NetworkPolicy should restrict ingress only")
+    by_port = {}
+    for rule in spec.get("ingress", []):
+        cidrs = [f["ipBlock"]["cidr"] for f in rule.get("from", [])]
+        for p in rule.get("ports", []):
+            by_port.setdefault(p["port"], []).extend(cidrs)
+    check(by_port.get(ports["webhook"]) == want["apiserverCIDRs"],
+          "webhook port not limited to the apiserver's CIDRs")
+    check(by_port.get(ports["probe"], []) == want.get("probeCIDRs", []),
+          "probe port not limited to probeCIDRs")
+    check(set(by_port) <= {ports["webhook"], ports["probe"]},
+          "NetworkPolicy opens another port")
+
+
 def check_webhook(objs, values, svc, case, kube_minor):
     mwc = one(objs, "MutatingWebhookConfiguration")
     hooks = mwc.get("webhooks", [])
@@ -706,6 +735,7 @@ def main():
         kube_minor = int(os.environ.get("KUBE_MINOR", "36"))
         _, labels, ports = check_deployment(objs, values, kube_minor)
         svc = check_service_pdb(objs, labels, ports, values)
+        check_network_policy(objs, labels, ports, values)
         mwc = check_webhook(objs, values, svc, case, kube_minor)
         check_certs(objs, values, mwc)
         check_policy_text(objs, values, case, policy_out)

@@ -101,6 +101,7 @@ cases=(
 	"warn-fail|warn-fail.yaml|$newest_api|"
 	"opt-in|opt-in.yaml|$newest_api|"
 	"no-cluster-view|no-cluster-view.yaml|$newest_api|"
+	"network-policy|network-policy.yaml|$newest_api|"
 	"policy-override|policy-override.yaml|$newest_api|"
 	"policy-whole|policy-whole.yaml|$newest_api|--set-file policy.yaml=test/chart/whole-policy.yaml"
 )
@@ -108,7 +109,7 @@ for m in "${api_minors[@]}"; do
 	[ "$m" = "$newest_api" ] || cases+=("kube-1.$m|defaults.yaml|$m|")
 done
 # The oldest version with the values that change the most objects.
-for f in enforce cert-manager opt-in no-cluster-view; do
+for f in enforce cert-manager opt-in no-cluster-view network-policy; do
 	cases+=("kube-1.$oldest-$f|$f.yaml|$oldest|")
 done
 for c in "${cases[@]}"; do

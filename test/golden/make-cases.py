@@ -2284,6 +2284,49 @@ def volcano_pod(case, task="worker", gpu=8, managed=True, job="imagenet",
     return pod_object(meta, spec, sfx)
 
 
+def jaxjob_pod(case, job="jax-mnist", ns="ml", index=3, replicas=8, gpu=1,
+               managed=True):
+    """A Worker of Training Operator v1's JAXJob: the common labels
+    (operator jaxjob-controller) and the coordinator env of
+    pkg/controller.v1/jax/envvar.go setPodEnv (NUM_PROCESSES = replicas)."""
+    sfx = suffix_for(case)
+    name = "%s-worker-%d" % (job, index)
+    lab = {"training.kubeflow.org/job-name": job,
+           "training.kubeflow.org/operator-name": "jaxjob-controller",
+           "training.kubeflow.org/replica-index": str(index),
+           "training.kubeflow.org/replica-type": "worker"}
+    if managed:
+        lab["topogate.io/managed"] = "true"
+    meta = {"name": name, "namespace": ns, "labels": lab,
+            "ownerReferences": [{
+                "apiVersion": "kubeflow.org/v1", "kind": "JAXJob",
+                "name": job, "uid": uid("jaxjob", ns, job),
+                "controller": True, "blockOwnerDeletion": True}]}
+    spec = {"containers": [container(
+                "jax", "docker.io/kubeflow/jaxjob-dist-spmd-mnist:latest", sfx,
+                ports=[{"name": "jaxjob-port", "containerPort": 6666}],
+                env=[{"name": "PYTHONUNBUFFERED", "value": "1"},
+                     {"name": "COORDINATOR_PORT", "value": "6666"},
+                     {"name": "COORDINATOR_ADDRESS",
+                      "value": "%s-worker-0" % job},
+                     {"name": "NUM_PROCESSES", "value": str(replicas)},
+                     {"name": "PROCESS_ID", "value": str(index)}],
+                resources=gpu_resources(gpu, cpu="10", memory="100Gi"))],
+            "nodeSelector": P4D, "hostname": name, "subdomain": job}
+    return pod_object(meta, spec, sfx)
+
+
+@case("jaxjob-managed-8x1-deny")
+def _(n):
+    # Opted in with topogate.io/managed; NUM_PROCESSES gives the job size.
+    return review(n, jaxjob_pod(n), TRAINING_OPERATOR)
+
+
+@case("jaxjob-unmanaged-8x1-not-governed")
+def _(n):
+    return review(n, jaxjob_pod(n, managed=False), TRAINING_OPERATOR)
+
+
 @case("volcano-managed-8gpu-mutate")
 def _(n):
     # Governed because the policy opts it in (topogate.io/managed).

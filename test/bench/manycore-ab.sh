@@ -1,0 +1,44 @@
+#!/bin/bash
+# test/bench/manycore-ab.sh [BUNDLE_DIR]: the bundle of
+# ../shared/bench/manycore with two topogate builds side by side.
+#
+# build-bundle.sh archives the committed tree (`git archive HEAD`): that
+# build stays bin/topogate ("before"). The working tree, built here with
+# `make`, becomes bin/topogate-new ("after"); the bundle's copy of
+# drive.py learns a server "topogate-new" (port 8451, probes 8452, on
+# --tg-null-cpu, its log to a file like topogate's). Then, on the
+# many-core machine, from the project root:
+#   build/benchbundle/ab.sh       # results in $OUT/ab.tar.gz and its log
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+D=${1:-$repo/build/benchbundle}
+SHARED=${SHARED:-$repo/../shared}
+"$SHARED/bench/manycore/build-bundle.sh" "$repo" "$D"
+make -s -C "$repo" BUILD=build/ab all
+cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
+python3 - "$D/drive.py" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+def rep(a, b):
+    global s
+    if a not in s:
+        raise SystemExit("drive.py changed: cannot find %r" % a)
+    s = s.replace(a, b, 1)
+rep('"topogate-null": 8449}', '"topogate-null": 8449, "topogate-new": 8451}')
+rep('"topogate-null": 8450}', '"topogate-null": 8450, "topogate-new": 8452}')
+rep('''    logs["go"] = os.path.join(work, "go-%s.log" % tag)''',
+    '''    if "topogate-new" in SERVERS:  # a second build, its log to a file as topogate's
+        logs["topogate-new"] = os.path.join(work, "topogate-new-%s.log" % tag)
+        procs["topogate-new"] = subprocess.Popen(
+            pinned(str(a.tg_null_cpu), "topogate-new", "serve", "--listen", "127.0.0.1:%d" % PORTS["topogate-new"],
+                   "--probe-listen", "127.0.0.1:%d" % PROBES["topogate-new"], "--tls-cert", crt, "--tls-key", key),
+            stdout=subprocess.DEVNULL, stderr=open(logs["topogate-new"], "w"), env=ENV)
+    logs["go"] = os.path.join(work, "go-%s.log" % tag)''')
+rep('([a.tg_null_cpu] if "topogate-null" in SERVERS else [])',
+    '([a.tg_null_cpu] if ("topogate-null" in SERVERS or "topogate-new" in SERVERS) else [])')
+open(p, "w").write(s)
+PY
+cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
+chmod +x "$D/ab.sh"
+du -sh "$D"
