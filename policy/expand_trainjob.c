@@ -347,41 +347,34 @@ mpi_ssh(cJSON *pod, const struct expansion *e, const cJSON *mpi)
 {
     cJSON *c = podbuild_container(pod, TRAINER_NODE);
     const char *at = json_string(mpi, "sshAuthMountPath");
+    cJSON *vols = NULL, *mounts = NULL, *vol, *mount;
     char secret[300];
-    cJSON *vol, *mount;
+    int rc = -1;
 
     if (c == NULL)
         return 0;
     snprintf(secret, sizeof(secret), "%s-mpi-ssh-auth", e->name);
-    vol = cJSON_CreateObject();
-    mount = cJSON_CreateObject();
-    if (vol == NULL || mount == NULL ||
+    /* cJSON_AddItemToArray() fails only on NULL, checked first. */
+    if ((vols = cJSON_CreateArray()) == NULL ||
+        (mounts = cJSON_CreateArray()) == NULL ||
+        (vol = cJSON_CreateObject()) == NULL ||
+        !cJSON_AddItemToArray(vols, vol) ||
+        (mount = cJSON_CreateObject()) == NULL ||
+        !cJSON_AddItemToArray(mounts, mount) ||
         !cJSON_AddStringToObject(vol, "name", TRAINER_MPI_SSH_VOLUME) ||
-        !cJSON_AddStringToObject(
-            cJSON_AddObjectToObject(vol, "secret"), "secretName", secret) ||
+        !cJSON_AddStringToObject(cJSON_AddObjectToObject(vol, "secret"),
+                                 "secretName", secret) ||
         !cJSON_AddStringToObject(mount, "name", TRAINER_MPI_SSH_VOLUME) ||
-        !cJSON_AddStringToObject(mount, "mountPath", at ? at : "/root/.ssh")) {
-        cJSON_Delete(vol);
-        cJSON_Delete(mount);
-        return -1;
-    }
-    cJSON *one = cJSON_CreateArray();
-    int rc = one && cJSON_AddItemToArray(one, vol) ? 0 : -1;
-    if (rc < 0)
-        cJSON_Delete(vol);
-    else
-        rc = merge_named(array_member(podbuild_object(pod, "spec"), "volumes"),
-                         one);
-    cJSON_Delete(one);
-    if (rc == 0 && (one = cJSON_CreateArray()) != NULL &&
-        cJSON_AddItemToArray(one, mount)) {
-        rc = merge_named(array_member(c, "volumeMounts"), one);
-        cJSON_Delete(one);
-        return rc;
-    }
-    cJSON_Delete(one);
-    cJSON_Delete(mount);
-    return -1;
+        !cJSON_AddStringToObject(mount, "mountPath", at ? at : "/root/.ssh"))
+        goto out;
+    if (merge_named(array_member(podbuild_object(pod, "spec"), "volumes"),
+                    vols) == 0 &&
+        merge_named(array_member(c, "volumeMounts"), mounts) == 0)
+        rc = 0;
+out:
+    cJSON_Delete(vols);
+    cJSON_Delete(mounts);
+    return rc;
 }
 
 /* The OpenMPI env of the launcher's "node" container (mpi.go). */

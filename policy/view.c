@@ -453,11 +453,14 @@ view_index_put_kueue(struct view_index *x, const char *kind, const cJSON *obj)
     old = cJSON_GetObjectItemCaseSensitive(*map, key);
     if (old && cJSON_Compare(json_get(old, "spec"), json_get(obj, "spec"), 1))
         return 0;
+    /* A spec may be missing (or null): kept as an empty one. */
+    const cJSON *spec = json_get(obj, "spec");
     if ((keep = cJSON_CreateObject()) == NULL ||
         !cJSON_AddItemToObject(keep, "metadata",
                                cJSON_Duplicate(json_get(obj, "metadata"), 1)) ||
         !cJSON_AddItemToObject(keep, "spec",
-                               cJSON_Duplicate(json_get(obj, "spec"), 1))) {
+                               cJSON_IsObject(spec) ? cJSON_Duplicate(spec, 1)
+                                                    : cJSON_CreateObject())) {
         cJSON_Delete(keep);
         return -1;
     }

@@ -1179,6 +1179,18 @@ def _(n):
                       "vpc.amazonaws.com/efa": "8"}), TRAINING_OPERATOR)
 
 
+@case("gaudi-efa-pod-ignored")
+def _(n):
+    # Intel Gaudi with EFA (dl1.24xlarge): not a GPU pod, left alone; audit
+    # does not call its EFA "EFA without GPUs" (issue 13 item 9).
+    return review(n, pytorchjob_pod(
+        n, job="llama2-7b-gaudi", rtype="worker", index=1, masters=0,
+        workers=2, nproc="8", gpu=None, cpu="90", memory="700Gi",
+        node_selector=it("dl1.24xlarge"),
+        limits_extra={"habana.ai/gaudi": "8",
+                      "vpc.amazonaws.com/efa": "4"}), TRAINING_OPERATOR)
+
+
 @case("gpu-zero-ignored")
 def _(n):
     return tj(n, job="osu-latency", nnodes=2, nproc="1", gpu=0, efa=1,

@@ -202,6 +202,82 @@ test_workload(void)
     CHECK(w.bad_resource != NULL);
 }
 
+/* Issue 13: Trainer MPI pods, JAXJob sizes, ComputeDomain channels. */
+#define RJ_POD(rj, container, claims)                                         \
+    "{\"metadata\": {\"labels\": {\"jobset.sigs.k8s.io/replicatedjob-name\": " \
+    "\"" rj "\"}}, \"spec\": {\"resourceClaims\": " claims ", "            \
+    "\"containers\": [" container "]}}"
+
+static void
+test_workload_issue13(void)
+{
+    struct workload w;
+
+    /* A node pod of an MPI runtime: the plugin's ssh mount, no PET_*. */
+    w = shape(RJ_POD("node",
+                     "{\"name\": \"node\", \"volumeMounts\": [{\"name\": "
+                     "\"mpi-ssh-auth\", \"mountPath\": \"/root/.ssh\"}], "
+                     "\"resources\": {\"limits\": {\"nvidia.com/gpu\": 1}}}",
+                     "[]"));
+    CHECK_INT(w.owner, OWNER_TRAINJOB);
+    CHECK(w.trainer_mpi);
+    CHECK(!w.launcher);
+    CHECK_INT(w.pods, 2); /* no size on the pod: multi-pod */
+
+    /* Its launcher: no GPU, runs no ranks. */
+    w = shape(RJ_POD("launcher",
+                     "{\"name\": \"node\", \"env\": [{\"name\": "
+                     "\"OMPI_MCA_orte_default_hostfile\", \"value\": "
+                     "\"/etc/mpi/hostfile\"}]}",
+                     "[]"));
+    CHECK_INT(w.owner, OWNER_TRAINJOB);
+    CHECK(w.launcher);
+
+    /* runLauncherAsNode: with GPUs it is a node; slots from its env. */
+    w = shape(RJ_POD("launcher",
+                     "{\"name\": \"node\", \"env\": [{\"name\": "
+                     "\"OMPI_MCA_orte_default_hostfile\", \"value\": \"h\"}, "
+                     "{\"name\": \"OMPI_MCA_orte_set_default_slots\", "
+                     "\"value\": \"4\"}], \"resources\": {\"limits\": "
+                     "{\"nvidia.com/gpu\": 8}}}",
+                     "[]"));
+    CHECK(!w.launcher);
+    CHECK_INT(w.procs, 4);
+
+    /* A plain JobSet container named node is still not Trainer's. */
+    w = shape(RJ_POD("node",
+                     "{\"name\": \"node\", \"resources\": {\"limits\": "
+                     "{\"nvidia.com/gpu\": 8}}}",
+                     "[]"));
+    CHECK_INT(w.owner, OWNER_NONE);
+
+    /* Only a ComputeDomain channel claim counts, in either shape. */
+    w = shape(RJ_POD("x", "{\"name\": \"c\"}",
+                     "[{\"name\": \"rdma\", \"resourceClaimTemplateName\": "
+                     "\"all-mrdma\"}]"));
+    CHECK(w.has_claims); /* a DRA claim, but a NIC's, not a channel */
+    CHECK(!w.cd_channel);
+    w = shape(RJ_POD("x", "{\"name\": \"c\"}",
+                     "[{\"name\": \"rdma\", \"resourceClaimTemplateName\": "
+                     "\"all-mrdma\"}, {\"name\": \"cd\", "
+                     "\"resourceClaimTemplateName\": \"llama-domain-channel\"}]"));
+    CHECK(w.cd_channel);
+    w = shape(RJ_POD("x", "{\"name\": \"c\"}",
+                     "[{\"name\": \"imex-0\", \"source\": "
+                     "{\"resourceClaimTemplateName\": \"t\"}}]"));
+    CHECK(w.cd_channel);
+
+    /* An opted-in JAXJob pod: NUM_PROCESSES is the job's size. */
+    w = shape("{\"metadata\": {\"labels\": {"
+              "\"training.kubeflow.org/operator-name\": \"jaxjob-controller\", "
+              "\"topogate.io/managed\": \"true\"}}, \"spec\": "
+              "{\"containers\": [{\"name\": \"jax\", \"env\": [{\"name\": "
+              "\"NUM_PROCESSES\", \"value\": \"8\"}], \"resources\": "
+              "{\"limits\": {\"nvidia.com/gpu\": 1}}}]}}");
+    CHECK_INT(w.owner, OWNER_MANAGED);
+    CHECK_INT(w.pods, 8);
+}
+
 int
 main(void)
 {
@@ -210,6 +286,7 @@ main(void)
     policy = snapshot_parse_embedded(NULL, &err);
     test_placement();
     test_workload();
+    test_workload_issue13();
     snapshot_unref(policy);
     CHECK_DONE();
 }
