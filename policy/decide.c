@@ -13,6 +13,7 @@
 #include "labels.h"
 #include "mutate.h"
 #include "placement.h"
+#include "strbuf.h"
 #include "pod.h"
 #include "workload.h"
 #include "zones.h"
@@ -42,11 +43,53 @@ drop_ops(struct decision *d)
     d->n_ops = 0;
 }
 
+/*
+ * The ops as JSON Patch text, for the log line and the audit annotation:
+ * whole ops only, as many as fit in DECISION_WOULD_MAX, then how many
+ * more there were. NULL out of memory.
+ */
+static char *
+would_patch(const struct decision *d)
+{
+    struct strbuf sb = {0};
+    size_t i;
+
+    strbuf_puts(&sb, "[");
+    for (i = 0; i < d->n_ops; i++) {
+        cJSON *op = cJSON_CreateObject();
+        char *text;
+
+        /* Printed by cJSON: a path or value is escaped as JSON wants. */
+        cJSON_AddStringToObject(op, "op", d->ops[i].kind == OP_REPLACE
+                                              ? "replace"
+                                              : "add");
+        cJSON_AddStringToObject(op, "path", d->ops[i].path);
+        cJSON_AddItemToObject(op, "value",
+                              cJSON_Duplicate(d->ops[i].value, true));
+        text = cJSON_PrintUnformatted(op);
+        cJSON_Delete(op);
+        if (text == NULL)
+            break;
+        if (sb.len + strlen(text) + 32 > DECISION_WOULD_MAX) {
+            free(text);
+            break;
+        }
+        strbuf_printf(&sb, "%s%s", i ? "," : "", text);
+        free(text);
+    }
+    if (i < d->n_ops)
+        strbuf_printf(&sb, "%s\"... %zu more ops\"", i ? "," : "",
+                      d->n_ops - i);
+    strbuf_puts(&sb, "]");
+    return strbuf_take(&sb);
+}
+
 /* Audit mode: say what would have happened, change nothing. */
 static int
 to_audit(struct decision *d)
 {
-    if (d->n_ops > 0 && summarise_ops(d) < 0)
+    if (d->n_ops > 0 && (summarise_ops(d) < 0 ||
+                         (d->would_patch = would_patch(d)) == NULL))
         return -1;
     drop_ops(d);
     return 0;

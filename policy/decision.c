@@ -37,6 +37,7 @@ decision_free(struct decision *d)
     free(d->message);
     free(d->reason);
     free(d->fix);
+    free(d->would_patch);
     for (size_t i = 0; i < d->n_warnings; i++)
         free(d->warnings[i]);
     free(d->warnings);

@@ -13,6 +13,9 @@
 
 #include <cjson/cJSON.h>
 
+/* The most of an audit-mode patch kept for the log and annotation. */
+#define DECISION_WOULD_MAX 2048
+
 /* Kubernetes shows each warning on one line; longer ones are cut. */
 #define WARNING_MAX 120
 
@@ -46,6 +49,8 @@ struct decision {
     const char *mode;     /* the mode that applied */
     char *reason;         /* one line for the audit annotation */
     char *fix;            /* what to change instead, one line, or NULL */
+    char *would_patch;    /* audit mode: the ops it did not make, as JSON
+                             Patch text cut at DECISION_WOULD_MAX, or NULL */
     bool finding;         /* a layout or instance-type problem was found */
     const char *instance_type; /* a table row's name, "unknown" or "" */
     const char *known_by; /* how: "pin", "policy", "nodes", "queue",

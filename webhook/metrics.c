@@ -74,6 +74,7 @@ struct metrics {
     atomic_int_least64_t view_built_at;
     atomic_uint_least64_t restarts[METRICS_RESTARTS];
     atomic_uint_least64_t known_by[METRICS_KNOWN_BY];
+    atomic_uint_least64_t judged[METRICS_VERDICTS][3]; /* [verdict][mode] */
 
     pthread_mutex_t lock; /* writers of types[]; the policy fields */
     size_t n_types;
@@ -433,6 +434,34 @@ metrics_set_view(struct metrics *m, size_t nodes, size_t kinds, bool synced,
                               memory_order_relaxed);
 }
 
+static const char *const judged_modes[3] = {"enforce", "warn", "audit"};
+
+void
+metrics_judged(struct metrics *m, enum verdict judged, const char *mode)
+{
+    for (size_t i = 0; i < 3; i++)
+        if (strcmp(judged_modes[i], mode) == 0 &&
+            (unsigned)judged < METRICS_VERDICTS)
+            atomic_fetch_add_explicit(&m->judged[judged][i], 1,
+                                      memory_order_relaxed);
+}
+
+static void
+render_judged(struct buf *b, struct metrics *m)
+{
+    buf_printf(b, "# HELP topogate_reviews_judged_total Governed reviews by "
+                  "what enforce mode does with them, whatever the mode they "
+                  "ran in: watch decision=\"deny\" in audit mode.\n"
+                  "# TYPE topogate_reviews_judged_total counter\n");
+    for (size_t v = 0; v < METRICS_VERDICTS; v++)
+        for (size_t i = 0; i < 3; i++)
+            buf_printf(b,
+                       "topogate_reviews_judged_total{decision=\"%s\","
+                       "mode=\"%s\"} %llu\n",
+                       verdict_name((enum verdict)v), judged_modes[i],
+                       (unsigned long long)atomic_load(&m->judged[v][i]));
+}
+
 void
 metrics_known_by(struct metrics *m, const char *how)
 {
@@ -529,6 +558,7 @@ metrics_render(struct metrics *m)
     render_http(&b, m);
     render_reloads(&b, m);
     render_known_by(&b, m);
+    render_judged(&b, m);
     render_view(&b, m);
     render_info(&b, m);
     render_log(&b);

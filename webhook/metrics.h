@@ -61,6 +61,9 @@ void metrics_set_certificate(struct metrics *m, int64_t not_after);
 void metrics_set_view(struct metrics *m, size_t nodes, size_t kinds,
                       bool synced, int64_t built_at);
 
+/* One governed review: what enforce does with it, in which mode. */
+void metrics_judged(struct metrics *m, enum verdict judged, const char *mode);
+
 /* One governed review, by how its hardware was known (decision.h). */
 void metrics_known_by(struct metrics *m, const char *how);
 

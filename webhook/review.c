@@ -171,6 +171,12 @@ add_audit(struct jsonout *o, const struct decision *d)
     }
     jsonout_lit(o, ",\"reason\":");
     jsonout_string(o, d->reason);
+    if (d->would_patch) {
+        /* Audit mode: the patch enforce and warn would make, values and
+         * all (README "Modes"). */
+        jsonout_lit(o, ",\"patch\":");
+        jsonout_string(o, d->would_patch);
+    }
     jsonout_lit(o, "}");
 }
 
@@ -236,7 +242,11 @@ remember(struct review_result *out, const struct admission *req,
     copy_field(out->instance_type, sizeof(out->instance_type),
                d->instance_type);
     out->verdict = d->verdict;
+    out->judged = d->judged;
+    out->mode = d->mode && d->mode[0] ? d->mode : NULL;
     out->known_by = d->known_by;
+    if (d->would_patch)
+        out->would_patch = strdup(d->would_patch);
     out->n_ops = d->n_ops;
 }
 
@@ -338,4 +348,6 @@ review_result_free(struct review_result *r)
         return;
     free(r->body);
     r->body = NULL;
+    free(r->would_patch);
+    r->would_patch = NULL;
 }

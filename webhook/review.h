@@ -26,6 +26,9 @@ struct review_result {
     char name[128];          /* pod name, or generateName */
     char instance_type[64];  /* a table row, "unknown", or "" */
     const char *known_by;    /* static: decision.h; NULL: not governed */
+    enum verdict judged;     /* what enforce does with it */
+    const char *mode;        /* static; NULL: not governed */
+    char *would_patch;       /* audit mode's ops not made, owned, or NULL */
     size_t n_ops;
 };
 

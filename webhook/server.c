@@ -391,13 +391,14 @@ server_log(const struct review_result *r, const char *decision, uint64_t us)
     char pod[sizeof(r->name)], type[sizeof(r->instance_type)];
 
     log_info("review uid=%s ns=%s pod=%s type=%s known=%s decision=%s "
-             "ops=%zu us=%llu",
+             "ops=%zu us=%llu%s%s",
              server_field(uid, sizeof(uid), r->uid),
              server_field(ns, sizeof(ns), r->namespace_),
              server_field(pod, sizeof(pod), r->name),
              server_field(type, sizeof(type), r->instance_type),
              r->known_by ? r->known_by : "-", decision, r->n_ops,
-             (unsigned long long)us);
+             (unsigned long long)us, r->would_patch ? " would=" : "",
+             r->would_patch ? r->would_patch : "");
 }
 
 /* Last call: the whole body is in. */
@@ -458,6 +459,8 @@ server_review(struct server *srv, struct MHD_Connection *conn,
     metrics_review(srv->metrics, ok, res.verdict, res.instance_type, us);
     if (res.known_by)
         metrics_known_by(srv->metrics, res.known_by);
+    if (ok && res.mode)
+        metrics_judged(srv->metrics, res.judged, res.mode);
     metrics_http(srv->metrics, res.http_status);
     review_result_free(&res);
     return ret;

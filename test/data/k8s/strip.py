@@ -31,21 +31,30 @@ OPENAPI = [
     "apis__policy__v1_openapi.json",
     "apis__rbac.authorization.k8s.io__v1_openapi.json",
 ]
-# The kinds the golden cases, the audit, certgen and the chart send:
-# Trainer, Training Operator v1, MPI Operator v2beta1, JobSet, Kueue's
-# queues, cert-manager. Left out: RayCluster/RayJob, Volcano Job, Kueue
-# Workload, JAXJob, TFJob, MPIJob v1 (no test validates them; 1.9 MB).
+# Every CRD of ../shared/k8s/crds, so that k8s-validate says the same
+# here as there on every input of the repository (the golden cases send
+# TrainJob, PyTorchJob and MPIJob v1 and v2beta1; test/audit/inputs holds
+# a RayCluster).
 CRDS = [
+    "ray.io_rayclusters.yaml",
+    "ray.io_rayjobs.yaml",
     "trainer.kubeflow.org_trainjobs.yaml",
     "trainer.kubeflow.org_trainingruntimes.yaml",
     "trainer.kubeflow.org_clustertrainingruntimes.yaml",
     "kubeflow.org_pytorchjobs.yaml",
     "kubeflow.org_mpijobs.v2beta1.yaml",
+    "kubeflow.org_mpijobs.v1.yaml",
+    "kubeflow.org_jaxjobs.yaml",
+    "kubeflow.org_tfjobs.yaml",
     "jobset.x-k8s.io_jobsets.yaml",
     "kueue.x-k8s.io_resourceflavors.yaml",
     "kueue.x-k8s.io_clusterqueues.yaml",
     "kueue.x-k8s.io_localqueues.yaml",
     "kueue.x-k8s.io_topologies.yaml",
+    "kueue.x-k8s.io_workloads.yaml",
+    "batch.volcano.sh_jobs.yaml",
+    "resource.nvidia.com_computedomains.yaml",
+    "resource.nvidia.com_computedomaincliques.yaml",
     "cert-manager.io_certificates.yaml",
     "cert-manager.io_issuers.yaml",
 ]
