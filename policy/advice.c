@@ -43,6 +43,14 @@ advice_layout(struct strbuf *sb, const struct workload *w,
     now = nodes * per;
     switch (w->owner) {
     case OWNER_TRAINJOB:
+        /* An MPI runtime's node pod carries no job size: the rule. */
+        if (w->trainer_mpi && !w->pods_known) {
+            strbuf_printf(sb,
+                          "use spec.trainer.numNodes = total GPUs / %d, "
+                          "numProcPerNode: %d",
+                          t->count, t->count);
+            return;
+        }
         strbuf_printf(sb,
                       "use spec.trainer.numNodes: %ld, numProcPerNode: %ld",
                       nodes, per);
@@ -107,7 +115,7 @@ advice_resources(struct strbuf *sb, const struct workload *w,
     long nodes, per;
 
     layout_for(w, t, &nodes, &per);
-    if (w->owner == OWNER_MPIJOB && !w->pods_known) {
+    if ((w->owner == OWNER_MPIJOB || w->trainer_mpi) && !w->pods_known) {
         nodes = 2; /* the rule above: whole nodes, more than one */
         per = t->count;
     }
