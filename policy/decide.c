@@ -145,7 +145,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     judge_all(s, w, &p, &worst);
     d->finding = worst.sev != SEV_OK;
     placement_candidates(&p, candidates, sizeof(candidates));
-    if (zones_warn(&p.zones, w->pods, json_get(pod, "spec"), d) < 0)
+    if (!snapshot_inject_for(s, req->namespace)->zone_affinity &&
+        zones_warn(&p.zones, w->pods, json_get(pod, "spec"), d) < 0)
         goto out;
     v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
     if (v == VERDICT_DENY) {
@@ -165,6 +166,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, snapshot_inject_for(s, req->namespace),
                    s->override_user, d) < 0)
+        goto out;
+    if (snapshot_inject_for(s, req->namespace)->zone_affinity &&
+        zones_patch(&p.zones, w->pods, pod, d) < 0)
         goto out;
     d->verdict = judge_verdict(mode, worst.sev, evidence_of(s, &p),
                                d->n_ops > 0, &d->judged);

@@ -201,10 +201,12 @@ pick(const struct ynode *root, const struct ynode *base, const char *key)
 static int
 read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
 {
-    static const char *const keys[] = {
-        "efa", "hostIPC", "shm", "ipcLock", "tolerations", "env", NULL};
-    bool *fields[] = {&in->efa,      &in->host_ipc,    &in->shm,
-                      &in->ipc_lock, &in->tolerations, &in->env};
+    static const char *const keys[] = {"efa",         "hostIPC", "shm",
+                                       "ipcLock",     "tolerations",
+                                       "env",         "zoneAffinity", NULL};
+    bool *fields[] = {&in->efa,         &in->host_ipc,    &in->shm,
+                      &in->ipc_lock,    &in->tolerations, &in->env,
+                      &in->zone_affinity};
 
     if (want_kind(n, YNODE_MAP, "inject", err) < 0 ||
         check_keys(n, keys, "inject", err) < 0)
@@ -807,7 +809,7 @@ parse(const char *bytes, size_t len, const char *origin,
     s->mode = MODE_ENFORCE;
     s->unknown = UNKNOWN_WARN;
     s->allow_opt_out = true;
-    s->inject = (struct inject){true, true, true, true, true, true};
+    s->inject = (struct inject){true, true, true, true, true, true, false};
     if (read_policy(tree->docs[0], base ? base->docs[0] : NULL, embedded, s,
                     err) < 0)
         goto fail;

@@ -31,6 +31,10 @@ struct inject {
     bool ipc_lock;
     bool tolerations;
     bool env;
+    /* A multi-node RDMA job whose nodes span zones gets a required pod
+     * affinity on the zone instead of a warning (policy/zones.c). Off by
+     * default: it can leave pods pending where no zone has room. */
+    bool zone_affinity;
 };
 
 struct namespace_policy {

@@ -113,6 +113,9 @@ put_inject(struct strbuf *sb, const struct inject *in, const char *indent)
                   indent, yes_no(in->efa), indent, yes_no(in->host_ipc), indent,
                   yes_no(in->shm), indent, yes_no(in->ipc_lock), indent,
                   yes_no(in->tolerations), indent, yes_no(in->env));
+    /* Printed when on: policies written before it read back the same. */
+    if (in->zone_affinity)
+        strbuf_printf(sb, "%szoneAffinity: true\n", indent);
 }
 
 static void

@@ -2,8 +2,10 @@
 #include "zones.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "labels.h"
 #include "match.h"
 #include "pod.h"
 #include "strbuf.h"
@@ -76,4 +78,104 @@ zones_warn(const struct zone_set *z, long pods, const cJSON *spec,
                               ", a podAffinity on it, or a one-zone node "
                               "group");
     return rc;
+}
+
+/* The labels that name the pod's job, by operator (labels.h). */
+static cJSON *
+job_labels(const cJSON *pod)
+{
+    static const char *const sets[][2] = {
+        {LABEL_JOBSET, NULL},
+        {LABEL_JOB_NAME, LABEL_OPERATOR},
+    };
+    cJSON *m;
+
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+        if (pod_label(pod, sets[i][0]) == NULL ||
+            (sets[i][1] && pod_label(pod, sets[i][1]) == NULL))
+            continue;
+        if ((m = cJSON_CreateObject()) == NULL)
+            return NULL;
+        for (size_t k = 0; k < 2 && sets[i][k]; k++)
+            cJSON_AddStringToObject(m, sets[i][k], pod_label(pod, sets[i][k]));
+        return m;
+    }
+    return cJSON_CreateNull(); /* none: warn instead */
+}
+
+/* The affinity term, wrapped in as many parents as the pod lacks. */
+static int
+add_term(const cJSON *spec, cJSON *term, struct decision *d)
+{
+    static const char *const keys[] = {
+        "affinity", "podAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution"};
+    const cJSON *at = spec;
+    char path[160] = "/spec";
+    size_t depth = 0;
+    cJSON *value;
+
+    while (depth < 3 && json_get(at, keys[depth])) {
+        at = json_get(at, keys[depth]);
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+                 keys[depth]);
+        depth++;
+    }
+    if (depth == 3)
+        return decision_add_at(d, term, path, "-");
+    /* Build the missing parents around the term, innermost first. */
+    value = cJSON_CreateArray();
+    if (value == NULL || !cJSON_AddItemToArray(value, term)) {
+        cJSON_Delete(value);
+        cJSON_Delete(term);
+        return -1;
+    }
+    for (size_t k = 2; k > depth; k--) {
+        cJSON *parent = cJSON_CreateObject();
+        if (parent == NULL || !cJSON_AddItemToObject(parent, keys[k], value)) {
+            cJSON_Delete(parent);
+            cJSON_Delete(value);
+            return -1;
+        }
+        value = parent;
+    }
+    return decision_add_at(d, value, path, keys[depth]);
+}
+
+int
+zones_patch(const struct zone_set *z, long pods, const cJSON *pod,
+            struct decision *d)
+{
+    const cJSON *spec = json_get(pod, "spec");
+    cJSON *labels, *term;
+
+    if (pods < 2 || !z->nics || z->n < 2 || held_in_one_zone(spec))
+        return 0;
+    if ((labels = job_labels(pod)) == NULL)
+        return -1;
+    if (cJSON_IsNull(labels)) {
+        cJSON_Delete(labels);
+        return zones_warn(z, pods, spec, d);
+    }
+    cJSON *selector = cJSON_CreateObject();
+    if ((term = cJSON_CreateObject()) == NULL || selector == NULL ||
+        !cJSON_AddItemToObject(selector, "matchLabels", labels)) {
+        cJSON_Delete(labels);
+        cJSON_Delete(selector);
+        cJSON_Delete(term);
+        return -1;
+    }
+    if (!cJSON_AddItemToObject(term, "labelSelector", selector)) {
+        cJSON_Delete(selector);
+        cJSON_Delete(term);
+        return -1;
+    }
+    if (!cJSON_AddStringToObject(term, "topologyKey", ZONE)) {
+        cJSON_Delete(term);
+        return -1;
+    }
+    if (add_term(spec, term, d) < 0)
+        return -1;
+    return decision_warn(d, "the nodes it can land on span zones: kept in "
+                            "one with a required podAffinity on " ZONE);
 }

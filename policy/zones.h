@@ -26,4 +26,15 @@
 int zones_warn(const struct zone_set *z, long pods, const cJSON *spec,
                struct decision *d);
 
+/*
+ * The policy's alternative to the warning (inject.zoneAffinity): for the
+ * same pods, a required pod affinity on the zone over the labels that
+ * name the pod's job (JobSet's jobset-name for Trainer v2; the operator's
+ * job-name and operator-name for Training Operator v1 and mpi-operator),
+ * so the scheduler keeps the job in the zone of its first pod. A pod
+ * whose labels name no job gets the warning. 0, or -1 out of memory.
+ */
+int zones_patch(const struct zone_set *z, long pods, const cJSON *pod,
+                struct decision *d);
+
 #endif

@@ -1824,6 +1824,24 @@ def _(n):
     return tj(n, nnodes=1, nproc="8", gpu=8, index=0, node_selector=P5_GROUP)
 
 
+# The policy's alternative: a required pod affinity on the zone.
+ZONE_AFFINITY = POLICY_HEAD.replace("  env: true\n",
+                                    "  env: true\n  zoneAffinity: true\n")
+
+
+@case("view-zones-affinity-patch", args=ZONES_VIEW, policy=ZONE_AFFINITY)
+def _(n):
+    return tj_2x8(n, node_selector=P5_GROUP)
+
+
+@case("view-zones-affinity-patch-pytorchjob", args=ZONES_VIEW,
+      policy=ZONE_AFFINITY)
+def _(n):
+    return review(n, pytorchjob_pod(n, node_selector=P5_GROUP, gpu=8,
+                                    nproc="8", masters=1, workers=1),
+                  TRAINING_OPERATOR)
+
+
 @case("job-view-zones-trainjob-warn", args=ZONES_VIEW)
 def _(n):
     return job_review(n, trainjob(nodes=2, nproc=8, gpu=8, pin=P5_GROUP))
