@@ -51,12 +51,6 @@ fits(const struct match *m, const struct label_set *labels,
                              sizeof(added) / sizeof(added[0])) == NULL;
 }
 
-static bool
-per_node(const char *key)
-{
-    return view_per_node_label(key);
-}
-
 /* Whether every label of the flavor is on the kind, as Kueue requires. */
 static bool
 flavor_holds(const struct view_flavor *f, const struct node_kind *k)
@@ -294,7 +288,7 @@ placement_from_view(const struct snapshot *s, const struct view *v,
     for (size_t i = 0; i < v->n_kinds; i++) {
         const struct node_kind *k = &v->kinds[i];
         if (!holds(k, w) ||
-            !fits(m, &k->set, k->taints, k->n_taints, per_node) ||
+            !fits(m, &k->set, k->taints, k->n_taints, view_per_node_label) ||
             (q && !in_queue(v, q, m, k)))
             continue;
         if (!add_kind(s, k, &c))
