@@ -16,76 +16,7 @@
 
 #include "quantity.h"
 #include "snapshot.h"
-
-/* --- reading typed values (as in snapshot.c, whose helpers are static) -- */
-
-static int
-want_kind(const struct ynode *n, enum ynode_kind kind, const char *what,
-          struct load_error *err)
-{
-    static const char *const kinds[] = {"a scalar", "a list", "a map"};
-
-    if (n->kind == kind)
-        return 0;
-    ynode_error(err, n, "%s must be %s", what, kinds[kind]);
-    return -1;
-}
-
-static int
-read_string(const struct ynode *n, const char *what, char **out,
-            struct load_error *err)
-{
-    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
-        return -1;
-    if (n->scalar[0] == '\0') {
-        ynode_error(err, n, "%s must not be empty", what);
-        return -1;
-    }
-    free(*out);
-    if ((*out = strdup(n->scalar)) == NULL) {
-        ynode_error(err, n, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int
-check_keys(const struct ynode *map, const char *const *keys, const char *what,
-           struct load_error *err)
-{
-    for (size_t i = 0; i < map->n_items; i += 2) {
-        const struct ynode *k = map->items[i];
-        size_t j;
-
-        if (want_kind(k, YNODE_SCALAR, "a key", err) < 0)
-            return -1;
-        for (j = 0; keys[j] && strcmp(keys[j], k->scalar) != 0; j++)
-            ;
-        if (keys[j] == NULL) {
-            ynode_error(err, k, "unknown key '%s' in %s", k->scalar, what);
-            return -1;
-        }
-        for (size_t m = 0; m < i; m += 2) {
-            if (strcmp(map->items[m]->scalar, k->scalar) == 0) {
-                ynode_error(err, k, "duplicate key '%s' in %s", k->scalar,
-                            what);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-static const struct ynode *
-need(const struct ynode *map, const char *key, const char *what,
-     struct load_error *err)
-{
-    const struct ynode *v = ynode_get(map, key);
-
-    if (v == NULL)
-        ynode_error(err, map, "%s needs '%s'", what, key);
-    return v;
-}
+#include "yamlread.h"
 
 /* --- what a label value may be ------------------------------------------ */
 
@@ -141,7 +72,7 @@ static int
 read_labels(const struct ynode *n, struct gpu_product *p,
             const struct snapshot *s, struct load_error *err)
 {
-    if (want_kind(n, YNODE_SEQ, "labels", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "labels", err) < 0)
         return -1;
     if (n->n_items == 0) {
         ynode_error(err, n, "'%s': labels must name at least one value",
@@ -157,7 +88,7 @@ read_labels(const struct ynode *n, struct gpu_product *p,
         const struct gpu_product *other;
         char **label = &p->labels[p->n_labels++];
 
-        if (read_string(v, "a label value", label, err) < 0)
+        if (yamlread_string(v, "a label value", label, err) < 0)
             return -1;
         if (names_slices(*label)) {
             ynode_error(err, v,
@@ -188,7 +119,7 @@ read_links(const struct ynode *n, struct gpu_product *p, struct load_error *err)
     static const char *const keys[] = {"gpus", "interconnect", NULL};
     const char *what = "a links entry";
 
-    if (want_kind(n, YNODE_SEQ, "links", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "links", err) < 0)
         return -1;
     if (n->n_items == 0)
         return 0;
@@ -200,10 +131,10 @@ read_links(const struct ynode *n, struct gpu_product *p, struct load_error *err)
         const struct ynode *item = n->items[i], *v;
         struct product_link *l = &p->links[p->n_links++];
 
-        if (want_kind(item, YNODE_MAP, what, err) < 0 ||
-            check_keys(item, keys, what, err) < 0 ||
-            (v = need(item, "gpus", what, err)) == NULL ||
-            want_kind(v, YNODE_SCALAR, "gpus", err) < 0)
+        if (yamlread_kind(item, YNODE_MAP, what, err) < 0 ||
+            yamlread_keys(item, keys, what, err) < 0 ||
+            (v = yamlread_need(item, "gpus", what, err)) == NULL ||
+            yamlread_kind(v, YNODE_SCALAR, "gpus", err) < 0)
             return -1;
         if (parse_gpus(v->scalar, &l->min, &l->max) < 0) {
             ynode_error(err, v,
@@ -219,8 +150,8 @@ read_links(const struct ynode *n, struct gpu_product *p, struct load_error *err)
                 return -1;
             }
         }
-        if ((v = need(item, "interconnect", what, err)) == NULL ||
-            want_kind(v, YNODE_SCALAR, "interconnect", err) < 0)
+        if ((v = yamlread_need(item, "interconnect", what, err)) == NULL ||
+            yamlread_kind(v, YNODE_SCALAR, "interconnect", err) < 0)
             return -1;
         if (link_parse(v->scalar, &l->link) < 0 || l->link == LINK_SINGLE) {
             ynode_error(err, v,
@@ -243,10 +174,10 @@ read_product(const struct ynode *n, struct gpu_product *p,
     const struct ynode *v;
     double bytes;
 
-    if (want_kind(n, YNODE_MAP, what, err) < 0 ||
-        check_keys(n, keys, what, err) < 0 ||
-        (v = need(n, "name", what, err)) == NULL ||
-        read_string(v, "name", &p->name, err) < 0)
+    if (yamlread_kind(n, YNODE_MAP, what, err) < 0 ||
+        yamlread_keys(n, keys, what, err) < 0 ||
+        (v = yamlread_need(n, "name", what, err)) == NULL ||
+        yamlread_string(v, "name", &p->name, err) < 0)
         return -1;
     for (size_t i = 0; i < s->n_products; i++) {
         if (&s->products[i] != p && strcmp(s->products[i].name, p->name) == 0) {
@@ -254,11 +185,11 @@ read_product(const struct ynode *n, struct gpu_product *p,
             return -1;
         }
     }
-    if ((v = need(n, "accelerator", what, err)) == NULL ||
-        read_string(v, "accelerator", &p->accelerator, err) < 0)
+    if ((v = yamlread_need(n, "accelerator", what, err)) == NULL ||
+        yamlread_string(v, "accelerator", &p->accelerator, err) < 0)
         return -1;
     if ((v = ynode_get(n, "memory"))) {
-        if (read_string(v, "memory", &p->memory, err) < 0)
+        if (yamlread_string(v, "memory", &p->memory, err) < 0)
             return -1;
         if (quantity_parse(p->memory, &bytes) < 0 || bytes < 1) {
             ynode_error(err, v,
@@ -272,7 +203,7 @@ read_product(const struct ynode *n, struct gpu_product *p,
         char *end;
         long gbps;
 
-        if (want_kind(v, YNODE_SCALAR, "nvlinkGBps", err) < 0)
+        if (yamlread_kind(v, YNODE_SCALAR, "nvlinkGBps", err) < 0)
             return -1;
         gbps = strtol(v->scalar, &end, 10);
         if (!v->plain || end == v->scalar || *end != '\0' || gbps < 0 ||
@@ -285,7 +216,7 @@ read_product(const struct ynode *n, struct gpu_product *p,
         }
         p->nvlink_gbps = (int)gbps;
     }
-    if ((v = need(n, "labels", what, err)) == NULL ||
+    if ((v = yamlread_need(n, "labels", what, err)) == NULL ||
         read_labels(v, p, s, err) < 0)
         return -1;
     if ((v = ynode_get(n, "links")) && read_links(v, p, err) < 0)
@@ -296,7 +227,7 @@ read_product(const struct ynode *n, struct gpu_product *p,
 int
 products_read(const struct ynode *n, struct snapshot *s, struct load_error *err)
 {
-    if (want_kind(n, YNODE_SEQ, "gpuProducts", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "gpuProducts", err) < 0)
         return -1;
     if (n->n_items == 0)
         return 0;

@@ -6,6 +6,7 @@
  * policy that silently does nothing is worse than a refusal to load.
  */
 #include "snapshot.h"
+#include "yamlread.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,40 +45,10 @@ mode_parse(const char *word, enum mode *out)
 /* --- reading typed values, each failing with a positioned message ------ */
 
 static int
-want_kind(const struct ynode *n, enum ynode_kind kind, const char *what,
-          struct load_error *err)
-{
-    static const char *const kinds[] = {"a scalar", "a list", "a map"};
-
-    if (n->kind == kind)
-        return 0;
-    ynode_error(err, n, "%s must be %s", what, kinds[kind]);
-    return -1;
-}
-
-static int
-read_string(const struct ynode *n, const char *what, char **out,
-            struct load_error *err)
-{
-    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
-        return -1;
-    if (n->scalar[0] == '\0') {
-        ynode_error(err, n, "%s must not be empty", what);
-        return -1;
-    }
-    free(*out);
-    if ((*out = strdup(n->scalar)) == NULL) {
-        ynode_error(err, n, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int
 read_bool(const struct ynode *n, const char *what, bool *out,
           struct load_error *err)
 {
-    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
+    if (yamlread_kind(n, YNODE_SCALAR, what, err) < 0)
         return -1;
     if (n->plain && strcmp(n->scalar, "true") == 0)
         *out = true;
@@ -98,7 +69,7 @@ read_int(const struct ynode *n, const char *what, int min, int max, int *out,
     char *end;
     long v;
 
-    if (want_kind(n, YNODE_SCALAR, what, err) < 0)
+    if (yamlread_kind(n, YNODE_SCALAR, what, err) < 0)
         return -1;
     v = strtol(n->scalar, &end, 10);
     if (!n->plain || end == n->scalar || *end != '\0' || v < min || v > max) {
@@ -113,7 +84,7 @@ read_int(const struct ynode *n, const char *what, int min, int max, int *out,
 static int
 read_mode(const struct ynode *n, enum mode *out, struct load_error *err)
 {
-    if (want_kind(n, YNODE_SCALAR, "mode", err) < 0)
+    if (yamlread_kind(n, YNODE_SCALAR, "mode", err) < 0)
         return -1;
     if (mode_parse(n->scalar, out) < 0) {
         ynode_error(err, n, "unknown mode '%s' (enforce, warn or audit)",
@@ -130,7 +101,7 @@ read_quantity(const struct ynode *n, const char *what, char **out,
 {
     double value;
 
-    if (read_string(n, what, out, err) < 0)
+    if (yamlread_string(n, what, out, err) < 0)
         return -1;
     /* fuzz: past 2^64 bytes the (uint64_t) cast below is undefined. */
     if (quantity_parse(*out, &value) < 0 || value < 1 ||
@@ -142,49 +113,6 @@ read_quantity(const struct ynode *n, const char *what, char **out,
     if (bytes)
         *bytes = (uint64_t)value;
     return 0;
-}
-
-/*
- * Every key of map must be one of the names in keys (NULL-terminated), and
- * appear once.
- */
-static int
-check_keys(const struct ynode *map, const char *const *keys, const char *what,
-           struct load_error *err)
-{
-    for (size_t i = 0; i < map->n_items; i += 2) {
-        const struct ynode *k = map->items[i];
-        size_t j;
-
-        if (want_kind(k, YNODE_SCALAR, "a key", err) < 0)
-            return -1;
-        for (j = 0; keys[j] && strcmp(keys[j], k->scalar) != 0; j++)
-            ;
-        if (keys[j] == NULL) {
-            ynode_error(err, k, "unknown key '%s' in %s", k->scalar, what);
-            return -1;
-        }
-        for (size_t m = 0; m < i; m += 2) {
-            if (strcmp(map->items[m]->scalar, k->scalar) == 0) {
-                ynode_error(err, k, "duplicate key '%s' in %s", k->scalar,
-                            what);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Looks up a key that must be there. */
-static const struct ynode *
-need(const struct ynode *map, const char *key, const char *what,
-     struct load_error *err)
-{
-    const struct ynode *v = ynode_get(map, key);
-
-    if (v == NULL)
-        ynode_error(err, map, "%s needs '%s'", what, key);
-    return v;
 }
 
 /* The file's value of key, else the embedded policy's (base may be NULL). */
@@ -208,8 +136,8 @@ read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
                       &in->ipc_lock,    &in->tolerations, &in->env,
                       &in->zone_affinity};
 
-    if (want_kind(n, YNODE_MAP, "inject", err) < 0 ||
-        check_keys(n, keys, "inject", err) < 0)
+    if (yamlread_kind(n, YNODE_MAP, "inject", err) < 0 ||
+        yamlread_keys(n, keys, "inject", err) < 0)
         return -1;
     for (size_t i = 0; keys[i]; i++) {
         const struct ynode *v = ynode_get(n, keys[i]);
@@ -224,7 +152,7 @@ static int
 read_known_type(const struct ynode *n, const struct snapshot *s, char **out,
                 struct load_error *err)
 {
-    if (read_string(n, "instanceType", out, err) < 0)
+    if (yamlread_string(n, "instanceType", out, err) < 0)
         return -1;
     if (snapshot_lookup(s, *out) == NULL) {
         ynode_error(err, n, "instanceType '%s' is not in instanceTypes", *out);
@@ -240,7 +168,7 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
     static const char *const keys[] = {"name",   "mode",         "inject",
                                        "optOut", "instanceType", NULL};
 
-    if (want_kind(n, YNODE_SEQ, "namespaces", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "namespaces", err) < 0)
         return -1;
     if (n->n_items == 0)
         return 0;
@@ -257,10 +185,10 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
         ns->mode = s->mode;
         ns->inject = s->inject;
         ns->allow_opt_out = s->allow_opt_out;
-        if (want_kind(item, YNODE_MAP, "a namespace", err) < 0 ||
-            check_keys(item, keys, "a namespace", err) < 0 ||
-            (v = need(item, "name", "a namespace", err)) == NULL ||
-            read_string(v, "name", &ns->name, err) < 0)
+        if (yamlread_kind(item, YNODE_MAP, "a namespace", err) < 0 ||
+            yamlread_keys(item, keys, "a namespace", err) < 0 ||
+            (v = yamlread_need(item, "name", "a namespace", err)) == NULL ||
+            yamlread_string(v, "name", &ns->name, err) < 0)
             return -1;
         for (size_t j = 0; j + 1 < s->n_namespaces; j++) {
             if (strcmp(s->namespaces[j].name, ns->name) == 0) {
@@ -288,7 +216,7 @@ read_runtimes(const struct ynode *n, struct snapshot *s, struct load_error *err)
 {
     static const char *const keys[] = {"name", "instanceType", NULL};
 
-    if (want_kind(n, YNODE_SEQ, "jobs.runtimes", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "jobs.runtimes", err) < 0)
         return -1;
     if (n->n_items == 0)
         return 0;
@@ -301,11 +229,12 @@ read_runtimes(const struct ynode *n, struct snapshot *s, struct load_error *err)
         const struct ynode *item = n->items[i], *v;
         struct runtime_type *r = &s->runtime_types[s->n_runtime_types++];
 
-        if (want_kind(item, YNODE_MAP, "a runtime", err) < 0 ||
-            check_keys(item, keys, "a runtime", err) < 0 ||
-            (v = need(item, "name", "a runtime", err)) == NULL ||
-            read_string(v, "name", &r->runtime, err) < 0 ||
-            (v = need(item, "instanceType", "a runtime", err)) == NULL ||
+        if (yamlread_kind(item, YNODE_MAP, "a runtime", err) < 0 ||
+            yamlread_keys(item, keys, "a runtime", err) < 0 ||
+            (v = yamlread_need(item, "name", "a runtime", err)) == NULL ||
+            yamlread_string(v, "name", &r->runtime, err) < 0 ||
+            (v = yamlread_need(item, "instanceType", "a runtime", err)) ==
+                NULL ||
             read_known_type(v, s, &r->instance_type, err) < 0)
             return -1;
     }
@@ -324,8 +253,8 @@ read_jobs(const struct ynode *n, const struct ynode *under, struct snapshot *s,
     static const char *const keys[] = {"repack", "runtimes", NULL};
     const struct ynode *v;
 
-    if (n && (want_kind(n, YNODE_MAP, "jobs", err) < 0 ||
-              check_keys(n, keys, "jobs", err) < 0))
+    if (n && (yamlread_kind(n, YNODE_MAP, "jobs", err) < 0 ||
+              yamlread_keys(n, keys, "jobs", err) < 0))
         return -1;
     if (under && under->kind != YNODE_MAP)
         under = NULL;
@@ -343,7 +272,7 @@ read_env(const struct ynode *n, struct instance_type *t, struct load_error *err)
 {
     static const char *const keys[] = {"name", "value", "why", NULL};
 
-    if (want_kind(n, YNODE_SEQ, "env", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "env", err) < 0)
         return -1;
     if (n->n_items == 0)
         return 0;
@@ -355,22 +284,22 @@ read_env(const struct ynode *n, struct instance_type *t, struct load_error *err)
         const struct ynode *item = n->items[i], *v;
         struct env_var *e = &t->env[t->n_env++];
 
-        if (want_kind(item, YNODE_MAP, "an env entry", err) < 0 ||
-            check_keys(item, keys, "an env entry", err) < 0)
+        if (yamlread_kind(item, YNODE_MAP, "an env entry", err) < 0 ||
+            yamlread_keys(item, keys, "an env entry", err) < 0)
             return -1;
-        if ((v = need(item, "name", "an env entry", err)) == NULL ||
-            read_string(v, "name", &e->name, err) < 0)
+        if ((v = yamlread_need(item, "name", "an env entry", err)) == NULL ||
+            yamlread_string(v, "name", &e->name, err) < 0)
             return -1;
         /* An empty value is a real value: keep it possible. */
-        if ((v = need(item, "value", "an env entry", err)) == NULL ||
-            want_kind(v, YNODE_SCALAR, "value", err) < 0)
+        if ((v = yamlread_need(item, "value", "an env entry", err)) == NULL ||
+            yamlread_kind(v, YNODE_SCALAR, "value", err) < 0)
             return -1;
         if ((e->value = strdup(v->scalar)) == NULL) {
             ynode_error(err, v, "out of memory");
             return -1;
         }
-        if ((v = need(item, "why", "an env entry", err)) == NULL ||
-            read_string(v, "why", &e->why, err) < 0)
+        if ((v = yamlread_need(item, "why", "an env entry", err)) == NULL ||
+            yamlread_string(v, "why", &e->why, err) < 0)
             return -1;
         for (size_t j = 0; j + 1 < t->n_env; j++) {
             if (strcmp(t->env[j].name, e->name) == 0) {
@@ -444,30 +373,30 @@ read_type(const struct ynode *n, struct instance_type *t,
     const struct ynode *v;
     const char *what = "an instance type";
 
-    if (want_kind(n, YNODE_MAP, what, err) < 0 ||
-        check_keys(n, keys, what, err) < 0)
+    if (yamlread_kind(n, YNODE_MAP, what, err) < 0 ||
+        yamlread_keys(n, keys, what, err) < 0)
         return -1;
-    if ((v = need(n, "name", what, err)) == NULL ||
-        read_string(v, "name", &t->name, err) < 0 ||
-        (v = need(n, "accelerator", what, err)) == NULL ||
-        read_string(v, "accelerator", &t->accelerator, err) < 0 ||
-        (v = need(n, "resource", what, err)) == NULL ||
-        read_string(v, "resource", &t->resource, err) < 0 ||
-        (v = need(n, "count", what, err)) == NULL ||
+    if ((v = yamlread_need(n, "name", what, err)) == NULL ||
+        yamlread_string(v, "name", &t->name, err) < 0 ||
+        (v = yamlread_need(n, "accelerator", what, err)) == NULL ||
+        yamlread_string(v, "accelerator", &t->accelerator, err) < 0 ||
+        (v = yamlread_need(n, "resource", what, err)) == NULL ||
+        yamlread_string(v, "resource", &t->resource, err) < 0 ||
+        (v = yamlread_need(n, "count", what, err)) == NULL ||
         read_int(v, "count", 1, 64, &t->count, err) < 0 ||
-        (v = need(n, "memory", what, err)) == NULL ||
+        (v = yamlread_need(n, "memory", what, err)) == NULL ||
         read_quantity(v, "memory", &t->memory, NULL, err) < 0 ||
-        (v = need(n, "efa", what, err)) == NULL ||
+        (v = yamlread_need(n, "efa", what, err)) == NULL ||
         read_int(v, "efa", 0, 64, &t->efa, err) < 0 ||
-        (v = need(n, "gpuDirectRDMA", what, err)) == NULL ||
+        (v = yamlread_need(n, "gpuDirectRDMA", what, err)) == NULL ||
         read_bool(v, "gpuDirectRDMA", &t->gpudirect_rdma, err) < 0 ||
-        (v = need(n, "hostMemory", what, err)) == NULL ||
+        (v = yamlread_need(n, "hostMemory", what, err)) == NULL ||
         read_quantity(v, "hostMemory", &t->host_memory, NULL, err) < 0 ||
-        (v = need(n, "shm", what, err)) == NULL ||
+        (v = yamlread_need(n, "shm", what, err)) == NULL ||
         read_quantity(v, "shm", &t->shm, &t->shm_bytes, err) < 0)
         return -1;
-    if ((v = need(n, "interconnect", what, err)) == NULL ||
-        want_kind(v, YNODE_SCALAR, "interconnect", err) < 0)
+    if ((v = yamlread_need(n, "interconnect", what, err)) == NULL ||
+        yamlread_kind(v, YNODE_SCALAR, "interconnect", err) < 0)
         return -1;
     if (link_parse(v->scalar, &t->link) < 0) {
         ynode_error(err, v,
@@ -477,7 +406,7 @@ read_type(const struct ynode *n, struct instance_type *t,
         return -1;
     }
     if ((v = ynode_get(n, "nicResource")) &&
-        read_string(v, "nicResource", &t->nic_resource, err) < 0)
+        yamlread_string(v, "nicResource", &t->nic_resource, err) < 0)
         return -1;
     /* The default is kept as NULL, so the printer leaves it out. */
     if (t->nic_resource && strcmp(t->nic_resource, TABLE_NIC_DEFAULT) == 0) {
@@ -485,7 +414,7 @@ read_type(const struct ynode *n, struct instance_type *t,
         t->nic_resource = NULL;
     }
     if ((v = ynode_get(n, "nicAnnotation")) &&
-        read_string(v, "nicAnnotation", &t->nic_annotation, err) < 0)
+        yamlread_string(v, "nicAnnotation", &t->nic_annotation, err) < 0)
         return -1;
     if ((v = ynode_get(n, "nvlinkGBps")) &&
         read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)
@@ -498,7 +427,7 @@ read_type(const struct ynode *n, struct instance_type *t,
 static int
 read_types(const struct ynode *n, struct snapshot *s, struct load_error *err)
 {
-    if (want_kind(n, YNODE_SEQ, "instanceTypes", err) < 0)
+    if (yamlread_kind(n, YNODE_SEQ, "instanceTypes", err) < 0)
         return -1;
     if ((s->types = calloc(n->n_items + 1, sizeof(*s->types))) == NULL) {
         ynode_error(err, n, "out of memory");
@@ -592,7 +521,7 @@ read_table(const struct ynode *root, const struct ynode *base,
     struct ynode merged = {0};
     int rc = -1;
 
-    if (file && want_kind(file, YNODE_SEQ, key, err) < 0)
+    if (file && yamlread_kind(file, YNODE_SEQ, key, err) < 0)
         return -1;
     if (file == NULL && under == NULL) {
         if (strcmp(key, "instanceTypes") == 0) {
@@ -612,7 +541,7 @@ read_table(const struct ynode *root, const struct ynode *base,
 static int
 read_base(const struct ynode *n, bool *empty, struct load_error *err)
 {
-    if (want_kind(n, YNODE_SCALAR, "base", err) < 0)
+    if (yamlread_kind(n, YNODE_SCALAR, "base", err) < 0)
         return -1;
     if (strcmp(n->scalar, "embedded") != 0 && strcmp(n->scalar, "empty") != 0) {
         ynode_error(err, n, "base must be embedded or empty, not '%s'",
@@ -627,7 +556,7 @@ static int
 read_unknown(const struct ynode *n, enum unknown_action *out,
              struct load_error *err)
 {
-    if (want_kind(n, YNODE_SCALAR, "unknownInstanceType", err) < 0)
+    if (yamlread_kind(n, YNODE_SCALAR, "unknownInstanceType", err) < 0)
         return -1;
     if (strcmp(n->scalar, "warn") == 0)
         *out = UNKNOWN_WARN;
@@ -661,8 +590,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     const struct ynode *v;
     bool empty = false;
 
-    if (want_kind(root, YNODE_MAP, "the policy", err) < 0 ||
-        check_keys(root, keys, "the policy", err) < 0)
+    if (yamlread_kind(root, YNODE_MAP, "the policy", err) < 0 ||
+        yamlread_keys(root, keys, "the policy", err) < 0)
         return -1;
     if ((v = ynode_get(root, "base")) && read_base(v, &empty, err) < 0)
         return -1;
@@ -692,8 +621,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     if ((v = pick(root, base, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
     if ((ynode_get(root, "jobs") || (base && ynode_get(base, "jobs"))) &&
-        read_jobs(ynode_get(root, "jobs"), base ? ynode_get(base, "jobs") : NULL,
-                  s, err) < 0)
+        read_jobs(ynode_get(root, "jobs"),
+                  base ? ynode_get(base, "jobs") : NULL, s, err) < 0)
         return -1;
     if (read_table(root, base, "gpuProducts", embedded, s,
                    &s->product_sources, err) < 0)
