@@ -114,6 +114,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
 {
     const cJSON *pod = req->object;
     enum mode mode = snapshot_mode_for(s, req->namespace);
+    const struct inject *in = snapshot_inject_for(s, req->namespace);
     struct placement p;
     struct finding worst = {0};
     struct target t;
@@ -145,7 +146,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     judge_all(s, w, &p, &worst);
     d->finding = worst.sev != SEV_OK;
     placement_candidates(&p, candidates, sizeof(candidates));
-    if (!snapshot_inject_for(s, req->namespace)->zone_affinity &&
+    if (!in->zone_affinity &&
         zones_warn(&p.zones, w->pods, json_get(pod, "spec"), d) < 0)
         goto out;
     v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
@@ -164,10 +165,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         decision_warn(d, "%s", candidates) < 0)
         goto out;
     if (agreed && !worst.unschedulable &&
-        mutate_pod(pod, &m, w, &t, snapshot_inject_for(s, req->namespace),
-                   s->override_user, d) < 0)
+        mutate_pod(pod, &m, w, &t, in, s->override_user, d) < 0)
         goto out;
-    if (snapshot_inject_for(s, req->namespace)->zone_affinity &&
+    if (in->zone_affinity &&
         zones_patch(&p.zones, w->pods, pod, d) < 0)
         goto out;
     d->verdict = judge_verdict(mode, worst.sev, evidence_of(s, &p),

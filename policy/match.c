@@ -114,7 +114,7 @@ term_parse(const cJSON *t, struct match_term *term, struct match *m)
     if (!cJSON_IsArray(exprs))
         exprs = NULL;
     if (cJSON_GetArraySize(json_get(t, "matchFields")) > 0)
-        m->fields = term->fields = true;
+        term->fields = true;
     term->n = 0;
     term->exprs =
         zalloc((size_t)cJSON_GetArraySize(exprs), sizeof(*term->exprs));
@@ -298,8 +298,8 @@ exprs_hold(const struct match_expr *xs, size_t n,
  *  3. the expressions of one term must all match (ANDed);
  *  4. an empty term matches no node, and so do no terms at all.
  * A term with matchFields names nodes, not labels: kinds of node carry no
- * names, so such a term is judged by its expressions alone, and
- * m->fields tells the caller the answer may name too many nodes.
+ * names, so such a term is judged by its expressions alone (the answer
+ * may then include nodes the pod does not name).
  */
 bool
 match_labels(const struct match *m, const struct label_set *labels,

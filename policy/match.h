@@ -76,7 +76,6 @@ struct match {
     struct match_toleration *tolerations;
     size_t n_tolerations;
     const char *problem; /* why part of it matches nothing, or NULL */
-    bool fields;         /* some term uses matchFields (node names) */
 };
 
 /*

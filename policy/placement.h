@@ -50,7 +50,6 @@ struct placement {
     const struct instance_type *types[PLACEMENT_MAX]; /* known candidates */
     size_t n_types;
     size_t n_rows;          /* of rows[], below */
-    size_t nodes;           /* the cluster's nodes behind the candidates */
     const char *unresolved; /* a candidate kind of node we cannot read */
     bool no_node;           /* the view has no node this pod fits (yet) */
     struct zone_set zones;  /* of the candidate nodes */

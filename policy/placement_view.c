@@ -196,7 +196,6 @@ add_kind(const struct snapshot *s, const struct node_kind *k,
         return false;
     }
     r = &p->rows[p->n_rows];
-    p->nodes += k->nodes;
     if (placement_kind(s, k, r) == NULL) {
         if (p->unresolved == NULL)
             p->unresolved = label_get(&k->set, LABEL_INSTANCE_TYPE)

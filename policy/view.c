@@ -409,12 +409,6 @@ view_index_del_node(struct view_index *x, const cJSON *node)
     return found;
 }
 
-size_t
-view_index_nodes(const struct view_index *x)
-{
-    return x->n_nodes;
-}
-
 /* --- Kueue ------------------------------------------------------------ */
 
 /* Kueue's objects are few: kept whole, keyed "namespace/name". */

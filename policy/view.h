@@ -111,9 +111,6 @@ int view_index_replace(struct view_index *x, const char *kind,
  * one of these, -1 out of memory. */
 int view_index_put(struct view_index *x, const cJSON *obj);
 
-/* Nodes in the index now. */
-size_t view_index_nodes(const struct view_index *x);
-
 /* An immutable view of the index as it is (one reference); NULL out of
  * memory. */
 struct view *view_build(const struct view_index *x);
