@@ -484,26 +484,29 @@ certgen_format(size_t *len, const char *fmt, ...)
     return s;
 }
 
+/* Both Secrets begin alike: name, namespace, then the type. */
+#define SECRET_HEAD                                                          \
+    "apiVersion: v1\n"                                                       \
+    "kind: Secret\n"                                                         \
+    "metadata:\n"                                                            \
+    "  name: %s\n"                                                           \
+    "  namespace: %s\n"                                                      \
+    "  labels:\n"                                                            \
+    "    app.kubernetes.io/name: topogate\n"                                 \
+    "    app.kubernetes.io/managed-by: topogate-certgen\n"                   \
+    "type: %s\n"                                                             \
+    "data:\n"
+
 static char *
 certgen_ca_secret(const struct certgen_opts *o, const char *ca_b64,
                   const char *key_b64, const char *patch_b64, size_t *len)
 {
     return certgen_format(len,
-                          "apiVersion: v1\n"
-                          "kind: Secret\n"
-                          "metadata:\n"
-                          "  name: %s\n"
-                          "  namespace: %s\n"
-                          "  labels:\n"
-                          "    app.kubernetes.io/name: topogate\n"
-                          "    app.kubernetes.io/managed-by: "
-                          "topogate-certgen\n"
-                          "type: Opaque\n"
-                          "data:\n"
-                          "  ca.crt: %s\n"
-                          "  ca.key: %s\n"
-                          "%s%s%s",
-                          o->ca_secret_name, o->namespace_, ca_b64, key_b64,
+                          SECRET_HEAD "  ca.crt: %s\n"
+                                      "  ca.key: %s\n"
+                                      "%s%s%s",
+                          o->ca_secret_name, o->namespace_, "Opaque", ca_b64,
+                          key_b64,
                           patch_b64 != NULL ? "  cabundle-patch.json: " : "",
                           patch_b64 != NULL ? patch_b64 : "",
                           patch_b64 != NULL ? "\n" : "");
@@ -514,22 +517,11 @@ certgen_secret(const struct certgen_opts *o, const char *ca_b64,
                const char *crt_b64, const char *key_b64, size_t *len)
 {
     return certgen_format(len,
-                          "apiVersion: v1\n"
-                          "kind: Secret\n"
-                          "metadata:\n"
-                          "  name: %s\n"
-                          "  namespace: %s\n"
-                          "  labels:\n"
-                          "    app.kubernetes.io/name: topogate\n"
-                          "    app.kubernetes.io/managed-by: "
-                          "topogate-certgen\n"
-                          "type: kubernetes.io/tls\n"
-                          "data:\n"
-                          "  ca.crt: %s\n"
-                          "  tls.crt: %s\n"
-                          "  tls.key: %s\n",
-                          o->secret_name, o->namespace_, ca_b64, crt_b64,
-                          key_b64);
+                          SECRET_HEAD "  ca.crt: %s\n"
+                                      "  tls.crt: %s\n"
+                                      "  tls.key: %s\n",
+                          o->secret_name, o->namespace_, "kubernetes.io/tls",
+                          ca_b64, crt_b64, key_b64);
 }
 
 /*
