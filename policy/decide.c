@@ -130,6 +130,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (!p.pinned && req->view)
         placement_from_view(s, req->view, &m, w, req->namespace,
                             pod_label(pod, LABEL_QUEUE_NAME), &p);
+    if (!p.pinned && !placement_known(&p))
+        placement_clique(s, &m, json_get(pod, "spec"), w, &p);
     agreed = placement_known(&p);
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
@@ -161,8 +163,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     }
     if (worst.sev != SEV_OK && finding_warn(d, &worst) < 0)
         goto out;
-    if (worst.sev != SEV_OK && candidates[0] &&
-        decision_warn(d, "%s", candidates) < 0)
+    /* Hardware known from a ComputeDomain alone is always explained. */
+    if ((worst.sev != SEV_OK || p.evidence == EVIDENCE_CLIQUE) &&
+        candidates[0] && decision_warn(d, "%s", candidates) < 0)
         goto out;
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, in, s->override_user, d) < 0)

@@ -78,10 +78,12 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
 }
 
 /* The pod's candidates from what it pins, else (view not NULL) from the
- * cluster view; p's strings borrow from pod and the view. */
+ * cluster view, else (last) from a ComputeDomain on gpu.clique nodes;
+ * p's strings borrow from pod and the view. */
 static int
 place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
-      const struct workload *w, const struct view *view, struct placement *p)
+      const struct workload *w, const struct view *view, bool last,
+      struct placement *p)
 {
     struct match m;
 
@@ -91,6 +93,8 @@ place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
     if (!p->pinned && view)
         placement_from_view(s, view, &m, w, req->namespace,
                             pod_label(req->object, LABEL_QUEUE_NAME), p);
+    if (last && !p->pinned && !placement_known(p))
+        placement_clique(s, &m, json_get(pod, "spec"), w, p);
     match_free(&m);
     return 0;
 }
@@ -106,17 +110,17 @@ place_job_pod(const struct snapshot *s, const struct admission *req,
 {
     const char *type;
 
-    if (place(s, req, pod, w, NULL, p) < 0)
+    if (place(s, req, pod, w, NULL, false, p) < 0)
         return -1;
     if (p->pinned)
         return 0;
     if ((type = snapshot_job_type(s, req->namespace, e->job.runtime)) ==
         NULL)
-        return place(s, req, pod, w, req->view, p);
+        return place(s, req, pod, w, req->view, true, p);
     cJSON *sel = podbuild_object(podbuild_object(pod, "spec"), "nodeSelector");
     if (sel == NULL || !cJSON_AddStringToObject(sel, LABEL_INSTANCE_TYPE, type))
         return -1;
-    if (place(s, req, pod, w, NULL, p) < 0)
+    if (place(s, req, pod, w, NULL, false, p) < 0)
         return -1;
     p->evidence = EVIDENCE_POLICY;
     return 0;

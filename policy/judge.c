@@ -38,17 +38,6 @@ link_title(enum interconnect link)
 }
 
 /*
- * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)
- * through IMEX: p6e-gb200, GKE a4x, ND GB200 v6, the GPU products.
- */
-static bool
-multinode_nvlink(const struct instance_type *t)
-{
-    return t->accelerator && (strncmp(t->accelerator, "GB200", 5) == 0 ||
-                              strncmp(t->accelerator, "GB300", 5) == 0);
-}
-
-/*
  * Pods there that claim an IMEX ComputeDomain channel reach each other
  * over NVLink across pods and nodes: splitting is not a loss. Another
  * DRA claim (a GPU, an RDMA NIC) does not join them.
@@ -56,7 +45,7 @@ multinode_nvlink(const struct instance_type *t)
 static bool
 computedomain_connected(const struct workload *w, const struct instance_type *t)
 {
-    return w->cd_channel && multinode_nvlink(t);
+    return w->cd_channel && type_multinode_nvlink(t);
 }
 
 static void
@@ -84,7 +73,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       w->efa, t->name, t->efa);
         return;
     }
-    if (w->gpus == t->count && w->pods >= 2 && multinode_nvlink(t) &&
+    if (w->gpus == t->count && w->pods >= 2 && type_multinode_nvlink(t) &&
         !w->cd_channel) {
         /* Whole nodes, but each one alone: NCCL crosses nodes on the NICs. */
         f->sev = SEV_SOFT;

@@ -33,6 +33,10 @@
 /* Kueue's: the LocalQueue a job or pod is submitted to. */
 #define LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
 
+/* GFD's, on GPUs in a multi-node NVLink fabric (GB200/GB300): the
+ * fabric's cluster UUID and clique ID. */
+#define LABEL_GPU_CLIQUE "nvidia.com/gpu.clique"
+
 /* The well-known node label of the instance type. */
 #define LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
 

@@ -367,26 +367,41 @@ match_untolerated(const struct match *m, const struct taint *taints, size_t n,
     return NULL;
 }
 
+/* exists: an Exists expression counts too (the key, not its value). */
 static bool
-exprs_pin(const struct match_expr *xs, size_t n, bool (*is_key)(const char *))
+exprs_pin(const struct match_expr *xs, size_t n, bool (*is_key)(const char *),
+          bool exists)
 {
     for (size_t i = 0; i < n; i++)
         if (xs[i].key && is_key(xs[i].key) &&
             (xs[i].op == MATCH_IN || xs[i].op == MATCH_GT ||
-             xs[i].op == MATCH_LT))
+             xs[i].op == MATCH_LT || (exists && xs[i].op == MATCH_EXISTS)))
             return true;
     return false;
+}
+
+static bool
+on_every_path(const struct match *m, bool (*is_key)(const char *),
+              bool exists)
+{
+    if (exprs_pin(m->selector, m->n_selector, is_key, exists))
+        return true;
+    if (!m->has_affinity || m->n_terms == 0)
+        return false;
+    for (size_t i = 0; i < m->n_terms; i++)
+        if (!exprs_pin(m->terms[i].exprs, m->terms[i].n, is_key, exists))
+            return false;
+    return true;
 }
 
 bool
 match_pins(const struct match *m, bool (*is_key)(const char *key))
 {
-    if (exprs_pin(m->selector, m->n_selector, is_key))
-        return true;
-    if (!m->has_affinity || m->n_terms == 0)
-        return false;
-    for (size_t i = 0; i < m->n_terms; i++)
-        if (!exprs_pin(m->terms[i].exprs, m->terms[i].n, is_key))
-            return false;
-    return true;
+    return on_every_path(m, is_key, false);
+}
+
+bool
+match_requires(const struct match *m, bool (*is_key)(const char *key))
+{
+    return on_every_path(m, is_key, true);
 }

@@ -131,4 +131,8 @@ const struct taint *match_untolerated(const struct match *m,
  */
 bool match_pins(const struct match *m, bool (*is_key)(const char *key));
 
+/* As match_pins(), where Exists counts too: every node the pod can land
+ * on carries such a key. */
+bool match_requires(const struct match *m, bool (*is_key)(const char *key));
+
 #endif

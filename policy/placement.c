@@ -250,6 +250,35 @@ placement_read(const struct snapshot *s, const struct match *m, long gpus,
         drop_too_small(gpus, p);
 }
 
+static bool
+is_clique_key(const char *key)
+{
+    return strcmp(key, LABEL_GPU_CLIQUE) == 0;
+}
+
+void
+placement_clique(const struct snapshot *s, const struct match *m,
+                 const cJSON *spec, const struct workload *w,
+                 struct placement *p)
+{
+    if (!w->cd_channel ||
+        !(match_requires(m, is_clique_key) ||
+          pod_affinity_on(spec, is_clique_key)))
+        return;
+    placement_clear(p);
+    p->pinned = true;
+    p->evidence = EVIDENCE_CLIQUE;
+    p->via = "ComputeDomain claim on " LABEL_GPU_CLIQUE " nodes";
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+        if (type_multinode_nvlink(t) && row_admits(m, t, t->name) &&
+            !add_type(p, t))
+            return;
+    }
+    if (w->gpus > 0)
+        drop_too_small(w->gpus, p);
+}
+
 bool
 placement_known(const struct placement *p)
 {
@@ -259,7 +288,7 @@ placement_known(const struct placement *p)
 const char *
 evidence_name(enum evidence e)
 {
-    static const char *const names[] = {"none", "pin", "policy", "nodes",
-                                        "queue"};
+    static const char *const names[] = {"none",  "pin",   "policy",
+                                        "nodes", "queue", "clique"};
     return names[e];
 }

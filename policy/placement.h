@@ -27,6 +27,7 @@ enum evidence {
     EVIDENCE_POLICY, /* the policy gives the type (jobs.runtimes, ...) */
     EVIDENCE_NODES,  /* the cluster's nodes the pod can land on */
     EVIDENCE_QUEUE,  /* the flavors of the pod's Kueue queue */
+    EVIDENCE_CLIQUE, /* a ComputeDomain claim on nvidia.com/gpu.clique nodes */
 };
 
 struct view;
@@ -75,6 +76,19 @@ void placement_read(const struct snapshot *s, const struct match *m, long gpus,
                     struct placement *p);
 
 /*
+ * Where a pod that pins no type and that nothing else places can land,
+ * when it claims a ComputeDomain (IMEX) channel (w->cd_channel) and every
+ * node it can land on carries nvidia.com/gpu.clique (a required node
+ * affinity In/Exists on it, or a required podAffinity with it as
+ * topologyKey, spec being the pod's spec): GFD puts that label only on
+ * GPUs in a multi-node NVLink fabric, so the candidates are the table's
+ * GB200/GB300 rows. Leaves p alone otherwise.
+ */
+void placement_clique(const struct snapshot *s, const struct match *m,
+                      const cJSON *spec, const struct workload *w,
+                      struct placement *p);
+
+/*
  * Where a pod that pins no type can land, from the cluster view v: the
  * kinds of node whose labels and taints admit it (m, with the tolerations
  * topogate adds) and whose allocatable GPUs and EFA hold w's, narrowed to
@@ -103,8 +117,9 @@ const char *placement_kind(const struct snapshot *s, const struct node_kind *k,
 
 /*
  * For a pod with several candidate kinds from the cluster: "it can land
- * on A (2 nodes), B (1 node); pin one with nodeSelector ..." into buf.
- * False (buf empty) when there is nothing to say.
+ * on A (2 nodes), B (1 node); pin one with nodeSelector ..." into buf;
+ * for one known by a ComputeDomain on gpu.clique nodes, that it is judged
+ * as GB200/GB300. False (buf empty) when there is nothing to say.
  */
 bool placement_candidates(const struct placement *p, char *buf, size_t len);
 

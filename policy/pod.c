@@ -102,6 +102,25 @@ pod_annotation(const cJSON *pod, const char *key)
     return metadata_string(pod, "annotations", key);
 }
 
+bool
+pod_affinity_on(const cJSON *spec, bool (*is_key)(const char *key))
+{
+    const cJSON *terms =
+        json_get(json_get(json_get(spec, "affinity"), "podAffinity"),
+                 "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *t;
+
+    if (!cJSON_IsArray(terms))
+        return false;
+    cJSON_ArrayForEach(t, terms)
+    {
+        const char *key = json_string(t, "topologyKey");
+        if (key && is_key(key))
+            return true;
+    }
+    return false;
+}
+
 const char *
 pod_name(const cJSON *pod)
 {

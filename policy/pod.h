@@ -50,6 +50,13 @@ const char *pod_env_value(const cJSON *container, const char *name);
 const char *pod_label(const cJSON *pod, const char *key);
 const char *pod_annotation(const cJSON *pod, const char *key);
 
+/*
+ * Whether a required podAffinity term of the pod spec has a topologyKey
+ * for which is_key() is true: its pods then land only on nodes that
+ * carry that label, sharing its value.
+ */
+bool pod_affinity_on(const cJSON *spec, bool (*is_key)(const char *key));
+
 /* A member of an object (NULL obj or a non-object: NULL). */
 const cJSON *json_get(const cJSON *obj, const char *key);
 

@@ -41,6 +41,13 @@ link_is_nvlink(enum interconnect link)
     return link == LINK_NVLINK || link == LINK_NVSWITCH;
 }
 
+bool
+type_multinode_nvlink(const struct instance_type *t)
+{
+    return t->accelerator && (strncmp(t->accelerator, "GB200", 5) == 0 ||
+                              strncmp(t->accelerator, "GB300", 5) == 0);
+}
+
 const char *
 type_nic_resource(const struct instance_type *t)
 {

@@ -72,4 +72,10 @@ bool link_is_nvlink(enum interconnect link);
  */
 const char *type_nic_resource(const struct instance_type *t);
 
+/*
+ * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)
+ * through IMEX: p6e-gb200, GKE a4x, ND GB200 v6, the GPU products.
+ */
+bool type_multinode_nvlink(const struct instance_type *t);
+
 #endif

@@ -19,33 +19,14 @@ is_zone_key(const char *key)
     return strcmp(key, ZONE) == 0 || strcmp(key, ZONE_BETA) == 0;
 }
 
-/* A required pod affinity term on the zone keeps the job's pods together. */
-static bool
-pod_affinity_on_zone(const cJSON *spec)
-{
-    const cJSON *terms =
-        json_get(json_get(json_get(spec, "affinity"), "podAffinity"),
-                 "requiredDuringSchedulingIgnoredDuringExecution");
-    const cJSON *t;
-
-    if (!cJSON_IsArray(terms))
-        return false;
-    cJSON_ArrayForEach(t, terms)
-    {
-        const char *key = json_string(t, "topologyKey");
-        if (key && is_zone_key(key))
-            return true;
-    }
-    return false;
-}
-
 static bool
 held_in_one_zone(const cJSON *spec)
 {
     struct match m;
     bool pinned;
 
-    if (pod_affinity_on_zone(spec))
+    /* A required pod affinity term on the zone keeps the job together. */
+    if (pod_affinity_on(spec, is_zone_key))
         return true;
     if (match_parse(spec, &m) < 0)
         return true; /* out of memory: say nothing rather than guess */

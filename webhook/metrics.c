@@ -58,7 +58,7 @@ static const int metrics_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 #define METRICS_NCODES (sizeof(metrics_codes) / sizeof(metrics_codes[0]))
 
 #define METRICS_RESTARTS 18
-#define METRICS_KNOWN_BY 5
+#define METRICS_KNOWN_BY 6
 
 struct metrics {
     struct series none;    /* instance_type "" */
@@ -93,7 +93,7 @@ static const char *const restart_reasons[METRICS_RESTARTS] = {
 
 /* How a governed review knew the hardware: policy/placement.h evidence. */
 static const char *const known_by_names[METRICS_KNOWN_BY] = {
-    "none", "pin", "policy", "nodes", "queue"};
+    "none", "pin", "policy", "nodes", "queue", "clique"};
 
 /* A growing string; after a failed append it stays failed. */
 struct buf {

@@ -915,6 +915,72 @@ def _(n):
               resource_claims=CD_CLAIM + RDMA_CLAIM)
 
 
+# No type pinned: a ComputeDomain channel claim on nodes that carry
+# nvidia.com/gpu.clique (NVIDIA's and CoreWeave's samples: a required
+# podAffinity with it as topologyKey) is a GB200/GB300 NVLink domain.
+
+ARM64 = {"kubernetes.io/arch": "arm64"}
+
+
+def clique_pod_affinity(label="llama-405b", required=True):
+    term = {"labelSelector": {"matchLabels": {"app": label}},
+            "topologyKey": "nvidia.com/gpu.clique"}
+    if required:
+        return {"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": term}]}}
+
+
+@case("clique-computedomain-whole-node-mutate")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", node_selector=ARM64,
+              affinity=clique_pod_affinity(), resource_claims=CD_CLAIM)
+
+
+@case("clique-computedomain-1gpu-allow")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=ARM64,
+              affinity=clique_pod_affinity(), resource_claims=CD_CLAIM)
+
+
+@case("clique-computedomain-8gpu-unschedulable-deny")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="8", gpu=8, index=6,
+              cpu="120", memory="800Gi", node_selector=ARM64,
+              affinity=clique_pod_affinity(), resource_claims=CD_CLAIM)
+
+
+@case("clique-node-affinity-exists-computedomain-mutate")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", node_selector=None,
+              affinity=required_affinity({"matchExpressions": [
+                  {"key": "nvidia.com/gpu.clique", "operator": "Exists"}]}),
+              resource_claims=CD_CLAIM)
+
+
+@case("clique-no-computedomain-unpinned-warn")
+def _(n):
+    # The clique alone: no claim, so nothing says the pods use the fabric;
+    # judged as any unpinned pod.
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=ARM64,
+              affinity=clique_pod_affinity())
+
+
+@case("clique-preferred-affinity-unpinned-warn")
+def _(n):
+    # A preferred podAffinity lets the pod land on any node.
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=ARM64,
+              affinity=clique_pod_affinity(required=False),
+              resource_claims=CD_CLAIM)
+
+
 # Instance type: unknown, unpinned, Karpenter, affinity, other labels.
 
 @case("unknown-instance-type-warn")
