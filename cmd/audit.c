@@ -140,7 +140,8 @@ input_view(struct view_index *x, bool nodes_given,
 
     *out = NULL;
     for (size_t i = 0; i < in->n_docs; i++) {
-        if (in->docs[i].object &&
+        /* Runtimes among the inputs are audit's own (collect_runtimes). */
+        if (in->docs[i].object && !expand_is_runtime(in->docs[i].object) &&
             (rc = view_index_put(x, in->docs[i].object)) != 0) {
             if (rc < 0)
                 return -1;

@@ -4,15 +4,15 @@
  *
  *   topogate-kubewatch [--kubeconfig FILE] [--check | --once]
  *
- * Watches nodes and Kueue's queues (webhook/kube.c) and writes what it
- * sees to stdout, one JSON object per line, for `serve` to read
- * (webhook/kubewatch.c):
+ * Watches nodes, Kueue's queues and Trainer's runtimes (webhook/kube.c)
+ * and writes what it sees to stdout, one JSON object per line, for
+ * `serve` to read (webhook/kubewatch.c):
  *   {"op":"replace","res":R,"items":[...]}   a whole list of resource R
  *   {"op":"event","res":R,"type":T,"object":O}
  *   {"op":"restart","res":R,"reason":W}
  *   {"op":"state","res":R,"synced":B,"why":W}
  * Objects are cut down to what decisions read (name, namespace, labels,
- * taints, allocatable; Kueue's spec). Without --kubeconfig it is in
+ * taints, allocatable; Kueue's and Trainer's spec). Without --kubeconfig it is in
  * cluster: the service account's token is read here alone. --check
  * loads the configuration and exits; --once exits when every resource is
  * listed (or found not served), at most 30 s. Exit 0; 1 when the

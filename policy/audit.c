@@ -8,6 +8,7 @@
 #include "decide.h"
 #include "job.h"
 #include "pod.h"
+#include "view.h"
 #include "workload.h"
 
 const char *
@@ -112,6 +113,8 @@ audit_object(const struct snapshot *s, const struct view *view,
     if (job_kind(group, it->e.kind)) {
         struct admission req =
             request_for(&it->e, it->e.kind, group, obj, view);
+        /* The runtimes among the files, else the cluster's. */
+        req.runtimes = rt && rt->n > 0 ? rt : view_runtimes(view);
         it->has_job = true;
         if (decide(s, &req, &it->job) < 0)
             return -1;

@@ -15,6 +15,7 @@
 #include "snapshot.h"
 
 struct view;
+struct runtimes;
 
 struct admission {
     const char *uid;
@@ -26,6 +27,9 @@ struct admission {
     const cJSON *old_object; /* UPDATE: the object before; else NULL */
     bool dry_run;
     const struct view *view; /* the cluster view, borrowed; NULL: none */
+    /* Trainer runtimes at hand (audit's files, the view's), borrowed;
+     * NULL: a TrainJob's runtime is not known. */
+    const struct runtimes *runtimes;
 };
 
 /*

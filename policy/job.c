@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "expand.h"
+#include "job_internal.h"
 #include "judge.h"
 #include "match.h"
 #include "labels.h"
@@ -30,23 +31,6 @@ job_kind(const char *group, const char *kind)
            (strcmp(kind, "PyTorchJob") == 0 || strcmp(kind, "MPIJob") == 0);
 }
 
-/* The worst finding over the job's GPU pods, and the pod it came from. */
-struct verdict_of_job {
-    struct finding worst;
-    struct workload w; /* of the worst pod */
-    bool any_gpu;
-    bool pinned;         /* some GPU pod lands on a known type */
-    const char *unknown; /* a pinned type not in the table */
-    bool skip;           /* a pod template asks to opt out */
-    enum evidence evidence; /* what the worst pod's candidates rest on */
-    struct placement_row row; /* worst.type, when made from the view */
-    struct zone_set zones;    /* of a GPU pod's candidates spanning zones */
-    const cJSON *zones_spec;  /* that pod's spec */
-    long zones_pods;
-    struct workload null_w;   /* of the first pod with a null count */
-    bool repacked;            /* to whole nodes of worst.type */
-};
-
 /* worst.type may point into p, which is the loop's: keep a copy. */
 static void
 keep_row(struct verdict_of_job *v, const struct placement *p)
@@ -61,8 +45,7 @@ keep_row(struct verdict_of_job *v, const struct placement *p)
     }
 }
 
-/* The job's shape overrides what the pod alone can tell. */
-static void
+void
 job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
 {
     workload_read(pod, w);
@@ -99,11 +82,7 @@ place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
     return 0;
 }
 
-/*
- * The pod's candidates: what it pins; else the type the policy gives the
- * job's runtime or namespace (the admin's word); else the cluster view.
- */
-static int
+int
 place_job_pod(const struct snapshot *s, const struct admission *req,
               const struct expansion *e, cJSON *pod,
               const struct workload *w, struct placement *p)
@@ -222,103 +201,6 @@ hard_finding(const struct snapshot *s, const struct admission *req,
     return report_finding(d, &v->worst, verdict, extra[0] ? extra : NULL);
 }
 
-/*
- * An MPIJob's ranks run in its workers but take their env from the
- * launcher, whose mpirun starts them over ssh (mutate.c says how): the
- * env of the workers' nodes goes into the Launcher template's first
- * container, which mpi-operator runs mpirun in. At CREATE only, like
- * every change topogate makes to a job. In audit mode, a warning.
- */
-static int
-patch_mpi_launcher(const struct snapshot *s, const struct admission *req,
-                   const struct expansion *e, const struct verdict_of_job *v,
-                   enum mode mode, struct decision *d)
-{
-    static const char *const where =
-        "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0";
-    const struct inject *in = snapshot_inject_for(s, req->namespace);
-    const cJSON *c = cJSON_GetArrayItem(
-        json_get(json_get(json_get(json_get(json_get(json_get(req->object,
-                                                              "spec"),
-                                                     "mpiReplicaSpecs"),
-                                            "Launcher"),
-                                   "template"),
-                          "spec"),
-                 "containers"),
-        0);
-    cJSON *worker = NULL;
-    struct decision scratch;
-    struct placement p;
-    struct workload w;
-    struct target t;
-    long efa;
-    int rc;
-
-    for (size_t i = 0; i < e->n_groups; i++)
-        if (strcmp(e->groups[i].role, "Worker") == 0)
-            worker = e->groups[i].pod;
-    if (e->job.owner != OWNER_MPIJOB || !in->env || c == NULL ||
-        worker == NULL || strcmp(req->operation, "CREATE") != 0)
-        return 0;
-    job_workload(e, worker, &w);
-    if (!w.any_gpu || w.bad_value)
-        return 0;
-    if (v->repacked) {
-        /* The workers now fill nodes of that type, with all its NICs. */
-        target_agree(&v->worst.type, 1, &t);
-        w.gpus = t.gpus;
-        w.efa = t.efa > 0 ? t.efa : 0;
-    } else {
-        if (place_job_pod(s, req, e, worker, &w, &p) < 0)
-            return -1;
-        if (!placement_known(&p))
-            return 0;
-        target_agree(p.types, p.n_types, &t);
-    }
-    efa = mutate_efa_after(&w, &t, in, s->override_user);
-    if (mode != MODE_AUDIT)
-        return mutate_launcher_env(c, where, &t, efa, s->override_user, d);
-    decision_init(&scratch);
-    rc = mutate_launcher_env(c, where, &t, efa, s->override_user, &scratch);
-    for (size_t i = 0; rc == 0 && i < scratch.n_warnings; i++)
-        rc = decision_warn(d, "%s", scratch.warnings[i]);
-    if (rc == 0 && scratch.n_ops > 0 && d->judged == VERDICT_ALLOW)
-        d->judged = VERDICT_PATCH;
-    if (rc == 0 && scratch.n_ops > 0) {
-        struct strbuf names = {0};
-        char *list;
-        /* Each op adds one env entry, or the whole env array. */
-        for (size_t i = 0; i < scratch.n_ops; i++) {
-            const cJSON *one = scratch.ops[i].value, *entry;
-            const char *n;
-            if (!cJSON_IsArray(one)) {
-                n = json_string(one, "name");
-                strbuf_printf(&names, "%s%s", names.len ? ", " : "",
-                              n ? n : "?");
-                continue;
-            }
-            cJSON_ArrayForEach(entry, one)
-            {
-                /* The list that names them goes without saying. */
-                n = json_string(entry, "name");
-                if (n && strcmp(n, "OMPI_MCA_mca_base_env_list") == 0)
-                    continue;
-                strbuf_printf(&names, "%s%s", names.len ? ", " : "",
-                              n ? n : "?");
-            }
-        }
-        if ((list = strbuf_take(&names)) == NULL)
-            rc = -1;
-        else
-            rc = decision_warn(d, "audit: would add to the Launcher's env, "
-                                  "for its ranks: %s",
-                               list);
-        free(list);
-    }
-    decision_free(&scratch);
-    return rc;
-}
-
 /* An UPDATE that leaves the spec alone (labels, finalizers) is not ours. */
 static bool
 spec_unchanged(const struct admission *req)
@@ -347,7 +229,7 @@ update_narrows(const struct admission *req, const struct expansion *now)
     if (strcmp(req->operation, "UPDATE") != 0 ||
         !cJSON_IsObject(req->old_object))
         return 0;
-    if (expand(req->old_object, NULL, &was) < 0) {
+    if (expand(req->old_object, req->runtimes, &was) < 0) {
         expansion_free(&was);
         return -1;
     }
@@ -369,7 +251,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
          strcmp(req->operation, "UPDATE") != 0) ||
         !cJSON_IsObject(req->object) || spec_unchanged(req))
         return 0;
-    if (expand(req->object, NULL, &e) < 0 ||
+    if (expand(req->object, req->runtimes, &e) < 0 ||
         (rc = update_narrows(req, &e)) < 0)
         goto out;
     if (rc == 1) {
@@ -436,7 +318,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
                               "to repack this job");
     if (rc == 0 && d->verdict != VERDICT_DENY) {
         size_t had = d->n_ops;
-        rc = patch_mpi_launcher(s, req, &e, &v, mode, d);
+        rc = job_launcher_env(s, req, &e, &v, mode, d);
         if (d->n_ops > had && d->verdict == VERDICT_ALLOW)
             d->verdict = d->judged = VERDICT_PATCH;
     }

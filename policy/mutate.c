@@ -696,8 +696,14 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
 
         snprintf(cpath, sizeof(cpath), "/spec/containers/%d", i);
         if (container_gpus(c) > 0) {
+            /* A launcher that runs ranks too (runLauncherAsNode) passes
+             * the env on to those it starts on the other nodes. */
             if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
-                (in->env && patch_env(c, cpath, t, efa, override, d) < 0))
+                (in->env && (w->starts_ranks
+                                 ? mutate_launcher_env(c, cpath, t, efa,
+                                                       override, d)
+                                 : patch_env(c, cpath, t, efa, override,
+                                             d)) < 0))
                 return -1;
         }
         i++;
@@ -720,16 +726,15 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
  * and into OMPI_MCA_mca_base_env_list as NAME=value.
  */
 
-#define ENV_LIST "OMPI_MCA_mca_base_env_list"
 
 int
 mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
                     long efa, bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
-    const char *have = pod_env_value(c, ENV_LIST);
+    const char *have = pod_env_value(c, LAUNCHER_ENV_LIST);
     struct target lt = *t;
-    struct env_var list = {ENV_LIST, NULL, NULL};
+    struct env_var list = {LAUNCHER_ENV_LIST, NULL, NULL};
     struct strbuf names = {0};
     int rc;
 
@@ -764,10 +769,10 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
         lt.env[lt.n_env++] = &list;
     else if (strcmp(have, list.value) != 0 &&
              (decision_warn(d,
-                            "container '%s' keeps its own " ENV_LIST
+                            "container '%s' keeps its own " LAUNCHER_ENV_LIST
                             ": its ranks see only what it names",
                             name ? name : "?") < 0 ||
-              decision_warn(d, "add to " ENV_LIST ": %s", list.value) < 0)) {
+              decision_warn(d, "add to " LAUNCHER_ENV_LIST ": %s", list.value) < 0)) {
         free(list.value);
         return -1;
     }

@@ -60,6 +60,9 @@ long mutate_efa_after(const struct workload *w, const struct target *t,
  * ranks it starts over ssh. Variables the command exports with -x are
  * left out. 0, or -1 out of memory.
  */
+/* Open MPI's list of variables it exports to every rank. */
+#define LAUNCHER_ENV_LIST "OMPI_MCA_mca_base_env_list"
+
 int mutate_launcher_env(const cJSON *c, const char *cpath,
                         const struct target *t, long efa, bool override,
                         struct decision *d);

@@ -35,6 +35,7 @@ struct view_index {
     struct kind_entry **kinds;
     size_t n_kinds, cap_kinds;
     cJSON *flavors, *cluster_queues, *local_queues; /* name -> object */
+    cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
 };
 
 /*
@@ -409,11 +410,12 @@ view_index_del_node(struct view_index *x, const cJSON *node)
     return found;
 }
 
-/* --- Kueue ------------------------------------------------------------ */
+/* --- Kueue's queues, Trainer's runtimes -------------------------------- */
 
-/* Kueue's objects are few: kept whole, keyed "namespace/name". */
+/* These objects are few: kept whole (kind, metadata, spec), keyed
+ * "namespace/name". */
 static cJSON **
-kueue_map(struct view_index *x, const char *kind)
+object_map(struct view_index *x, const char *kind)
 {
     if (strcmp(kind, "ResourceFlavor") == 0)
         return &x->flavors;
@@ -421,6 +423,10 @@ kueue_map(struct view_index *x, const char *kind)
         return &x->cluster_queues;
     if (strcmp(kind, "LocalQueue") == 0)
         return &x->local_queues;
+    if (strcmp(kind, "TrainingRuntime") == 0)
+        return &x->runtimes;
+    if (strcmp(kind, "ClusterTrainingRuntime") == 0)
+        return &x->cluster_runtimes;
     return NULL;
 }
 
@@ -435,13 +441,14 @@ kueue_key(const cJSON *obj, char *key, size_t len)
 }
 
 int
-view_index_put_kueue(struct view_index *x, const char *kind, const cJSON *obj)
+view_index_put_object(struct view_index *x, const char *kind,
+                      const cJSON *obj)
 {
-    cJSON **map = kueue_map(x, kind), *keep, *old;
+    cJSON **map = object_map(x, kind), *keep, *old;
     char key[512];
 
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
-        return 0; /* not one of Kueue's, or nameless: nothing to keep */
+        return 0; /* not one of these kinds, or nameless: nothing to keep */
     kueue_key(obj, key, sizeof(key));
     /* Only the spec matters; status changes on every admission. */
     old = cJSON_GetObjectItemCaseSensitive(*map, key);
@@ -450,6 +457,7 @@ view_index_put_kueue(struct view_index *x, const char *kind, const cJSON *obj)
     /* A spec may be missing (or null): kept as an empty one. */
     const cJSON *spec = json_get(obj, "spec");
     if ((keep = cJSON_CreateObject()) == NULL ||
+        !cJSON_AddStringToObject(keep, "kind", kind) ||
         !cJSON_AddItemToObject(keep, "metadata",
                                cJSON_Duplicate(json_get(obj, "metadata"), 1)) ||
         !cJSON_AddItemToObject(keep, "spec",
@@ -466,9 +474,10 @@ view_index_put_kueue(struct view_index *x, const char *kind, const cJSON *obj)
 }
 
 int
-view_index_del_kueue(struct view_index *x, const char *kind, const cJSON *obj)
+view_index_del_object(struct view_index *x, const char *kind,
+                      const cJSON *obj)
 {
-    cJSON **map = kueue_map(x, kind), *old;
+    cJSON **map = object_map(x, kind), *old;
     char key[512];
 
     if (map == NULL)
@@ -494,7 +503,7 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         }
         return 0;
     }
-    cJSON **map = kueue_map(x, kind);
+    cJSON **map = object_map(x, kind);
     if (map == NULL)
         return -1;
     cJSON_Delete(*map);
@@ -502,7 +511,7 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         return -1;
     cJSON_ArrayForEach(it, items)
     {
-        if (view_index_put_kueue(x, kind, it) < 0)
+        if (view_index_put_object(x, kind, it) < 0)
             return -1;
     }
     return 0;
@@ -515,8 +524,8 @@ view_index_put(struct view_index *x, const cJSON *obj)
 
     if (kind && strcmp(kind, "Node") == 0)
         return view_index_put_node(x, obj) < 0 ? -1 : 1;
-    if (kind && kueue_map(x, kind))
-        return view_index_put_kueue(x, kind, obj) < 0 ? -1 : 1;
+    if (kind && object_map(x, kind))
+        return view_index_put_object(x, kind, obj) < 0 ? -1 : 1;
     return 0;
 }
 
@@ -530,7 +539,10 @@ view_index_new(void)
     x->flavors = cJSON_CreateObject();
     x->cluster_queues = cJSON_CreateObject();
     x->local_queues = cJSON_CreateObject();
-    if (!x->flavors || !x->cluster_queues || !x->local_queues) {
+    x->runtimes = cJSON_CreateObject();
+    x->cluster_runtimes = cJSON_CreateObject();
+    if (!x->flavors || !x->cluster_queues || !x->local_queues ||
+        !x->runtimes || !x->cluster_runtimes) {
         view_index_free(x);
         return NULL;
     }
@@ -549,6 +561,8 @@ view_index_free(struct view_index *x)
     cJSON_Delete(x->flavors);
     cJSON_Delete(x->cluster_queues);
     cJSON_Delete(x->local_queues);
+    cJSON_Delete(x->runtimes);
+    cJSON_Delete(x->cluster_runtimes);
     free(x);
 }
 
@@ -692,6 +706,8 @@ view_free(struct view *v)
         free(v->local_queues[i].cluster_queue);
     }
     free(v->local_queues);
+    free(v->runtimes.items);
+    cJSON_Delete(v->runtime_objects);
     free(v);
 }
 
@@ -718,6 +734,36 @@ kind_order(const void *pa, const void *pb)
     if (a->gpus != b->gpus)
         return a->gpus < b->gpus ? -1 : 1;
     return a->n_taints < b->n_taints ? -1 : a->n_taints > b->n_taints;
+}
+
+/* Trainer's runtimes as expand() takes them, owned by the view. */
+static int
+runtimes_copy(const struct view_index *x, struct view *v)
+{
+    size_t n = (size_t)cJSON_GetArraySize(x->runtimes) +
+               (size_t)cJSON_GetArraySize(x->cluster_runtimes);
+    const cJSON *maps[] = {x->runtimes, x->cluster_runtimes}, *it;
+
+    if ((v->runtime_objects = cJSON_CreateArray()) == NULL ||
+        (v->runtimes.items = array(n, sizeof(*v->runtimes.items))) == NULL)
+        return -1;
+    for (size_t m = 0; m < 2; m++)
+        cJSON_ArrayForEach(it, maps[m])
+        {
+            cJSON *copy = cJSON_Duplicate(it, true);
+            if (!cJSON_AddItemToArray(v->runtime_objects, copy)) {
+                cJSON_Delete(copy);
+                return -1;
+            }
+            v->runtimes.items[v->runtimes.n++] = copy;
+        }
+    return 0;
+}
+
+const struct runtimes *
+view_runtimes(const struct view *v)
+{
+    return v && v->runtimes.n > 0 ? &v->runtimes : NULL;
 }
 
 struct view *
@@ -770,6 +816,8 @@ view_build(const struct view_index *x)
         if (local_queue_read(it, &v->local_queues[v->n_local_queues++]) < 0)
             goto fail;
     }
+    if (runtimes_copy(x, v) < 0)
+        goto fail;
     return v;
 fail:
     view_free(v);

@@ -1,6 +1,7 @@
 /*
- * view.h - the cluster view: the kinds of GPU node the cluster has and
- * Kueue's queues and flavors, as decisions need them.
+ * view.h - the cluster view: the kinds of GPU node the cluster has,
+ * Kueue's queues and flavors and Trainer's runtimes, as decisions need
+ * them.
  *
  * Two layers, like the scheduler's cache and snapshot. A struct
  * view_index is mutable and owned by one thread (the watch thread, or
@@ -18,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "expand.h"
 #include "match.h"
 
 /* More kinds than this and a per-node label we do not know is likely. */
@@ -77,6 +79,8 @@ struct view {
     size_t n_cluster_queues;
     struct view_local_queue *local_queues;
     size_t n_local_queues;
+    cJSON *runtime_objects;   /* Trainer's runtimes, an array */
+    struct runtimes runtimes; /* the same, for expand() */
 };
 
 struct view_index;
@@ -94,20 +98,21 @@ int view_index_put_node(struct view_index *x, const cJSON *node);
 /* A Node DELETED: 1 when it was in the view, 0 when not. */
 int view_index_del_node(struct view_index *x, const cJSON *node);
 
-/* Kueue's objects, by kind ("ResourceFlavor", "ClusterQueue",
- * "LocalQueue"); put: 1 changed, 0 same (or not such an object), -1 out
- * of memory. */
-int view_index_put_kueue(struct view_index *x, const char *kind,
-                         const cJSON *obj);
-int view_index_del_kueue(struct view_index *x, const char *kind,
-                         const cJSON *obj);
+/* Kueue's objects and Trainer's runtimes, by kind ("ResourceFlavor",
+ * "ClusterQueue", "LocalQueue", "TrainingRuntime",
+ * "ClusterTrainingRuntime"); put: 1 changed, 0 same (or not such an
+ * object), -1 out of memory. */
+int view_index_put_object(struct view_index *x, const char *kind,
+                          const cJSON *obj);
+int view_index_del_object(struct view_index *x, const char *kind,
+                          const cJSON *obj);
 
-/* A list replaces everything of its kind ("Node" or one of Kueue's):
+/* A list replaces everything of its kind ("Node" or one of the above):
  * items is the list's array. 0, or -1 out of memory. */
 int view_index_replace(struct view_index *x, const char *kind,
                        const cJSON *items);
 
-/* Any object: a Node or one of Kueue's, by its "kind". 1 taken, 0 not
+/* Any object: a Node or one of the above, by its "kind". 1 taken, 0 not
  * one of these, -1 out of memory. */
 int view_index_put(struct view_index *x, const cJSON *obj);
 
@@ -122,6 +127,10 @@ void view_unref(struct view *v);
 const struct view_cluster_queue *
 view_queue(const struct view *v, const char *ns, const char *local_queue);
 const struct view_flavor *view_flavor(const struct view *v, const char *name);
+
+/* The cluster's Trainer runtimes, or NULL when it has none (or v is
+ * NULL): a TrainJob names one, and its pods come from it. */
+const struct runtimes *view_runtimes(const struct view *v);
 
 /* Labels that differ from node to node and say nothing of hardware. */
 bool view_per_node_label(const char *key);

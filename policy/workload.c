@@ -162,6 +162,7 @@ read_owner(const cJSON *pod, struct workload *w)
         w->trainer_mpi = true;
         /* runLauncherAsNode: a launcher with GPUs runs ranks too. */
         w->launcher = strcmp(rj, TRAINER_LAUNCHER) == 0 && !w->any_gpu;
+        w->starts_ranks = strcmp(rj, TRAINER_LAUNCHER) == 0;
         return OWNER_TRAINJOB;
     }
     if (is_true(pod_label(pod, LABEL_MANAGED)))

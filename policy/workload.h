@@ -51,6 +51,8 @@ struct workload {
     bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
     bool trainer_mpi;     /* Trainer v2 MPI runtime (MPI, DeepSpeed):
                              OpenMPI env and ssh, no PET_* */
+    bool starts_ranks;    /* its mpirun starts ranks on other pods, which
+                             take their env from it (mutate.c) */
 };
 
 /* Fills *w from a Pod object; never fails. */

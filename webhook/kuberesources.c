@@ -5,6 +5,7 @@
 
 static const char *const core_v1[] = {"v1", NULL};
 static const char *const kueue_versions[] = {"v1beta2", "v1beta1", NULL};
+static const char *const trainer_versions[] = {"v1alpha1", NULL};
 
 static const struct kube_resource resources[] = {
     {"nodes", "", core_v1, "nodes", false},
@@ -12,9 +13,14 @@ static const struct kube_resource resources[] = {
      true},
     {"clusterqueues", "kueue.x-k8s.io", kueue_versions, "clusterqueues", true},
     {"localqueues", "kueue.x-k8s.io", kueue_versions, "localqueues", true},
+    {"clustertrainingruntimes", "trainer.kubeflow.org", trainer_versions,
+     "clustertrainingruntimes", true},
+    {"trainingruntimes", "trainer.kubeflow.org", trainer_versions,
+     "trainingruntimes", true},
 };
-static const char *const kinds[] = {"Node", "ResourceFlavor", "ClusterQueue",
-                                    "LocalQueue"};
+static const char *const kinds[] = {
+    "Node",       "ResourceFlavor",         "ClusterQueue",
+    "LocalQueue", "ClusterTrainingRuntime", "TrainingRuntime"};
 #define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
 
 const struct kube_resource *

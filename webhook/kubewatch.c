@@ -214,9 +214,9 @@ on_line(struct kubewatch *w, const char *text)
                                                       strcmp(type, "DELETED") ==
                                                           0;
         rc = gone   ? (node ? view_index_del_node(w->index, obj)
-                            : view_index_del_kueue(w->index, kind, obj))
+                            : view_index_del_object(w->index, kind, obj))
              : node ? view_index_put_node(w->index, obj)
-                    : view_index_put_kueue(w->index, kind, obj);
+                    : view_index_put_object(w->index, kind, obj);
         w->dirty = w->dirty || rc > 0;
     } else if (strcmp(op, "restart") == 0 && w->metrics) {
         metrics_watch_restart(
@@ -440,7 +440,7 @@ kubewatch_start(const char *kubeconfig, struct server *srv, struct metrics *m,
         return NULL;
     }
     w->thread_started = true;
-    log_info("cluster view: watching nodes and Kueue queues through %s (%s)",
+    log_info("cluster view: watching nodes, Kueue queues and Trainer runtimes through %s (%s)",
              HELPER, kubeconfig ? kubeconfig : "in cluster");
     return w;
 }

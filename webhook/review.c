@@ -21,6 +21,7 @@
 #include "webhook/jsonstrip.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
+#include "policy/view.h"
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
 #define REVIEW_KIND "AdmissionReview"
@@ -321,6 +322,7 @@ review_respond(const struct snapshot *s, const struct view *view,
         goto done;
     }
     req.view = view;
+    req.runtimes = view_runtimes(view);
     if (decide(s, &req, &d) < 0) {
         rc = fail(out, 500, "out of memory");
         goto done;

@@ -25,10 +25,13 @@ CHART = "charts/topogate"
 RELEASE, NAMESPACE = "topogate", "topogate-system"
 # The directory the in-cluster client reads (token, ca.crt, namespace).
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-# What the cluster view may read, and how: issue 12, "Install".
+# What the cluster view may read, and how: issue 12, "Install"; and
+# Trainer's runtimes, which a TrainJob's pods come from.
 VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
               ("kueue.x-k8s.io", "clusterqueues"),
-              ("kueue.x-k8s.io", "localqueues")}
+              ("kueue.x-k8s.io", "localqueues"),
+              ("trainer.kubeflow.org", "clustertrainingruntimes"),
+              ("trainer.kubeflow.org", "trainingruntimes")}
 VIEW_VERBS = {"get", "list", "watch"}
 failures = []
 

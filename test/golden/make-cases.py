@@ -1862,6 +1862,65 @@ def _(n):
 
 # A node group whose nodes span two zones: EFA does not cross them.
 ZONES_VIEW = "--nodes test/nodes/eks-p5-two-zones.yaml"
+RUNTIMES_VIEW = "--nodes test/golden/runtimes/mpi-runtimes.yaml"
+
+
+# A TrainJob on an MPI runtime the cluster has: its ranks start over ssh
+# from the launcher's mpirun, so the nodes' env goes into
+# spec.trainer.env (which Trainer copies into the launcher's "node"
+# container) and into OMPI_MCA_mca_base_env_list, which Open MPI exports.
+
+def mpi_trainjob(runtime="mpi-p5", nodes=2, gpu=None, env=None, nproc=None):
+    trainer = {"numNodes": nodes}
+    if nproc is not None:
+        trainer["numProcPerNode"] = nproc
+    if gpu is not None:
+        trainer["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": gpu}}
+    if env is not None:
+        trainer["env"] = env
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob", "metadata": job_meta("nccl-all-reduce", "hpc"),
+            "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org",
+                                    "kind": "ClusterTrainingRuntime",
+                                    "name": runtime},
+                     "trainer": trainer}}
+
+
+@case("job-trainjob-mpi-runtime-launcher-env-mutate", args=RUNTIMES_VIEW)
+def _(n):
+    # mpirun exports NCCL_P2P_LEVEL with -x itself: left out of the list.
+    return job_review(n, mpi_trainjob())
+
+
+@case("job-trainjob-mpi-runtime-launcher-env-audit",
+      args=RUNTIMES_VIEW + " --mode audit")
+def _(n):
+    return job_review(n, mpi_trainjob())
+
+
+@case("job-trainjob-mpi-runtime-user-env-kept", args=RUNTIMES_VIEW)
+def _(n):
+    return job_review(n, mpi_trainjob(env=[
+        {"name": "FI_PROVIDER", "value": "efa"},
+        {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "0"},
+        {"name": "NCCL_DEBUG", "value": "INFO"}]))
+
+
+@case("job-trainjob-mpi-runtime-1gpu-deny", args=RUNTIMES_VIEW)
+def _(n):
+    return job_review(n, mpi_trainjob(nodes=16, gpu=1, nproc=1))
+
+
+@case("job-trainjob-mpi-launcher-container-not-node-warn", args=RUNTIMES_VIEW)
+def _(n):
+    return job_review(n, mpi_trainjob(runtime="mpi-p5-launcher-container"))
+
+
+@case("job-trainjob-mpi-runtime-not-in-view-unknown", args=RUNTIMES_VIEW)
+def _(n):
+    # A runtime the cluster does not have: judged as before, from the
+    # TrainJob alone.
+    return job_review(n, mpi_trainjob(runtime="mpi-elsewhere", gpu=8))
 P5_GROUP = {"eks.amazonaws.com/nodegroup": "p5-workers"}
 
 

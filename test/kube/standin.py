@@ -47,12 +47,18 @@ import time
 import urllib.parse
 
 KUEUE = "kueue.x-k8s.io"
+TRAINER = "trainer.kubeflow.org"
 KINDS = {
     "nodes": ("v1", "Node"),
     "resourceflavors": (KUEUE, "ResourceFlavor"),
     "clusterqueues": (KUEUE, "ClusterQueue"),
     "localqueues": (KUEUE, "LocalQueue"),
+    "clustertrainingruntimes": (TRAINER, "ClusterTrainingRuntime"),
+    "trainingruntimes": (TRAINER, "TrainingRuntime"),
 }
+# An API group a CRD adds is served only when the scenario says which
+# versions: scenario["kueue"] / scenario["trainer"] = {"versions": [...]}.
+GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer"}
 
 
 def status(code, reason, message):
@@ -64,6 +70,11 @@ def status(code, reason, message):
 class Cluster:
     """Objects, one resourceVersion counter, and the event history."""
 
+    def version_of(self, res):
+        """The first version the scenario serves res's group in."""
+        served = self.scenario.get(GROUP_KEYS[KINDS[res][0]]) or {}
+        return (served.get("versions") or ["v1"])[0]
+
     def __init__(self, scenario):
         self.lock = threading.Lock()
         self.rv = 100
@@ -73,6 +84,7 @@ class Cluster:
         self.snapshots = {}  # continue id -> (rv, [objects])
         self.next_snapshot = 1
         self.counts = {}  # (resource, "list"|"watch"|...) -> requests so far
+        self.scenario = scenario
         for res in KINDS:
             for obj in scenario.get("objects", {}).get(res, []):
                 self.put(res, "ADDED", obj)
@@ -87,7 +99,7 @@ class Cluster:
             obj = copy.deepcopy(obj)
         obj["metadata"]["resourceVersion"] = str(self.rv)
         obj.setdefault("apiVersion", KINDS[res][0] if res == "nodes"
-                       else KUEUE + "/v1beta1")
+                       else KINDS[res][0] + "/" + self.version_of(res))
         obj.setdefault("kind", KINDS[res][1])
         if etype != "DELETED":
             self.objects[res][name] = obj
@@ -159,26 +171,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_status(406, "NotAcceptable", "json only here")
             return
 
-        # /api/v1/nodes, /apis/kueue.x-k8s.io, /apis/kueue.x-k8s.io/V/R
-        kueue = sc.get("kueue")
+        # /api/v1/nodes, /apis/G (discovery), /apis/G/V/R
+        group = parts[1] if len(parts) >= 2 and parts[0] == "apis" else None
+        served = sc.get(GROUP_KEYS.get(group, ""))
         if parts == ["api", "v1", "nodes"]:
             res = "nodes"
-        elif parts == ["apis", KUEUE]:
-            if self.fault(KUEUE, "discovery"):
+        elif len(parts) == 2 and group in GROUP_KEYS:
+            if self.fault(group, "discovery"):
                 return
-            if not kueue:
+            if not served:
                 self.send_status(404, "NotFound", "the server could not "
                                  "find the requested resource")
                 return
-            vs = [{"groupVersion": KUEUE + "/" + v, "version": v}
-                  for v in kueue["versions"]]
+            vs = [{"groupVersion": group + "/" + v, "version": v}
+                  for v in served["versions"]]
             self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1",
-                                 "name": KUEUE, "versions": vs,
+                                 "name": group, "versions": vs,
                                  "preferredVersion": vs[0]})
             return
-        elif (len(parts) == 4 and parts[:2] == ["apis", KUEUE]
-              and parts[3] in KINDS and kueue
-              and parts[2] in kueue["versions"]):
+        elif (len(parts) == 4 and group in GROUP_KEYS and served
+              and parts[3] in KINDS and KINDS[parts[3]][0] == group
+              and parts[2] in served["versions"]):
             res = parts[3]
         else:
             self.send_status(404, "NotFound", "the server could not find "
