@@ -148,21 +148,15 @@ on_state(void *ctx, const struct kube_resource *r, bool synced,
          const char *why)
 {
     cJSON *l = line_new("state", r);
-    size_t n, i;
-    const struct kube_resource *all = kube_resources(&n);
+    int i = kube_resource_index(r->name);
 
     (void)ctx;
     cJSON_AddBoolToObject(l, "synced", synced);
     cJSON_AddStringToObject(l, "why", why ? why : "");
     emit(l);
-    for (i = 0; i < n && strcmp(all[i].name, r->name) != 0; i++)
-        ;
     pthread_mutex_lock(&lock);
-    /* An optional resource that is not served is as listed as it gets. */
-    if (i < n && i < sizeof(settled) / sizeof(settled[0]))
-        settled[i] = settled[i] || synced ||
-                     (r->optional && why &&
-                      (strstr(why, "not served") || strstr(why, "forbidden")));
+    if (i >= 0 && (size_t)i < sizeof(settled) / sizeof(settled[0]))
+        settled[i] = settled[i] || kube_resource_settled(r, synced, why);
     pthread_cond_broadcast(&settled_cond);
     pthread_mutex_unlock(&lock);
 }

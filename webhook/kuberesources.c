@@ -30,11 +30,27 @@ kube_resources(size_t *n)
     return resources;
 }
 
-const char *
-kube_resource_kind(const char *name)
+int
+kube_resource_index(const char *name)
 {
     for (size_t i = 0; name && i < N_RESOURCES; i++)
         if (strcmp(resources[i].name, name) == 0)
-            return kinds[i];
-    return NULL;
+            return (int)i;
+    return -1;
+}
+
+const char *
+kube_resource_kind(const char *name)
+{
+    int i = kube_resource_index(name);
+
+    return i < 0 ? NULL : kinds[i];
+}
+
+bool
+kube_resource_settled(const struct kube_resource *r, bool synced,
+                      const char *why)
+{
+    return synced || (r->optional && why &&
+                      (strstr(why, "not served") || strstr(why, "forbidden")));
 }

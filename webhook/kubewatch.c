@@ -61,9 +61,7 @@ struct kubewatch {
     char *buf;
     size_t len, cap;
     bool dirty;
-    char *names[RESOURCES_MAX]; /* resources the helper reported */
-    bool synced[RESOURCES_MAX];
-    size_t n_names;
+    bool synced[RESOURCES_MAX]; /* settled, by kube_resources() index */
     time_t built;
     bool too_many;
     unsigned backoff_ms;
@@ -166,25 +164,17 @@ helper_stop(pid_t pid)
 
 /* --- what the helper says ------------------------------------------- */
 
-static size_t
-resource_slot(struct kubewatch *w, const char *name)
-{
-    for (size_t i = 0; i < w->n_names; i++)
-        if (strcmp(w->names[i], name) == 0)
-            return i;
-    if (w->n_names == RESOURCES_MAX ||
-        (w->names[w->n_names] = strdup(name)) == NULL)
-        return RESOURCES_MAX;
-    return w->n_names++;
-}
-
+/* Every resource settled, not only those the helper spoke of so far. */
 static bool
 all_synced(const struct kubewatch *w)
 {
-    for (size_t i = 0; i < w->n_names; i++)
+    size_t n;
+
+    kube_resources(&n);
+    for (size_t i = 0; i < n && i < RESOURCES_MAX; i++)
         if (!w->synced[i])
             return false;
-    return w->n_names > 0;
+    return true;
 }
 
 static void
@@ -223,12 +213,13 @@ on_line(struct kubewatch *w, const char *text)
             w->metrics,
             cJSON_GetStringValue(cJSON_GetObjectItem(l, "reason")) ?: "other");
     } else if (strcmp(op, "state") == 0) {
-        size_t i = resource_slot(w, res);
-        if (i < RESOURCES_MAX)
-            w->synced[i] = cJSON_IsTrue(cJSON_GetObjectItem(l, "synced")) ||
-                           strstr(cJSON_GetStringValue(cJSON_GetObjectItem(
-                                      l, "why")) ?: "",
-                                  "not served") != NULL;
+        int i = kube_resource_index(res);
+        size_t n;
+        if (i >= 0 && i < RESOURCES_MAX)
+            w->synced[i] = kube_resource_settled(
+                &kube_resources(&n)[i],
+                cJSON_IsTrue(cJSON_GetObjectItem(l, "synced")),
+                cJSON_GetStringValue(cJSON_GetObjectItem(l, "why")));
         w->dirty = true; /* the synced gauge */
     }
     if (rc < 0)
@@ -462,8 +453,6 @@ kubewatch_stop(struct kubewatch *w)
     for (int i = 0; i < 2; i++)
         if (w->wake[i] >= 0)
             close(w->wake[i]);
-    for (size_t i = 0; i < w->n_names; i++)
-        free(w->names[i]);
     view_index_free(w->index);
     free(w->buf);
     free(w->kubeconfig);

@@ -6,7 +6,8 @@
 # appears, changes its labels, comes back, goes away. Each change is
 # cued by a file the stand-in waits for, and the decision must follow
 # within seconds: denied while a p4d.24xlarge node of that group exists,
-# allowed with "no node ... fits" while other GPU nodes exist. Also: the view's metrics,
+# allowed with "no node ... fits" while other GPU nodes exist. Also: a
+# TrainJob on a runtime the cluster serves, the view's metrics,
 # readiness with the apiserver away, and no sanitizer report.
 
 set -u
@@ -33,9 +34,13 @@ echo "token-1" >"$TMP/token"
 # The scenario: only a g5.12xlarge node of another group at first; then,
 # one cue at a time, the p4d node of test/nodes/eks-p4d-p5-g5.yaml is
 # added, moved to another node group, moved back, and deleted.
-$PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" >"$TMP/scenario.json" <<'PY'
+# Trainer is installed: its ClusterTrainingRuntimes are those of
+# test/golden/runtimes/mpi-runtimes.yaml.
+$PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" \
+	"$ROOT/test/golden/runtimes/mpi-runtimes.yaml" >"$TMP/scenario.json" <<'PY'
 import copy, json, sys, yaml
 items = yaml.safe_load(open(sys.argv[1]))["items"]
+runtimes = list(yaml.safe_load_all(open(sys.argv[3])))
 node = next(i for i in items if i.get("kind") == "Node" and
             i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
             == "p4d-workers")
@@ -49,7 +54,9 @@ g5 = next(i for i in items if i.get("kind") == "Node" and
           i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
           == "g5-dev")
 print(json.dumps({"comment": "test/e2e/view.sh",
-                  "objects": {"nodes": [g5]},
+                  "trainer": {"versions": ["v1alpha1"]},
+                  "objects": {"nodes": [g5],
+                              "clustertrainingruntimes": runtimes},
                   "watch": {"nodes": [steps]}}))
 PY
 
@@ -123,6 +130,24 @@ expect "the view is synced, with the g5 node" "1 1" \
 until_verdict "no node of the group yet: allowed, and it says so" \
 	"^allow: no node in the cluster fits this pod yet"
 
+# A TrainJob naming a runtime the view learnt: the same answer as the
+# golden case that gets the runtime from a file (the view is rebuilt at
+# most once a second, so it may take that long).
+GOLD=$ROOT/test/golden/cases/job-trainjob-mpi-runtime-launcher-env-mutate
+for _ in $(seq 1 50); do
+	curl -s --max-time 5 --cacert "$TMP/tls.crt" \
+		-H 'Content-Type: application/json' --data-binary "@$GOLD.in.json" \
+		"https://127.0.0.1:$PORT/mutate" >"$TMP/trainjob.out.json"
+	cmp -s "$GOLD.out.json" "$TMP/trainjob.out.json" && break
+	sleep 0.1
+done
+if cmp -s "$GOLD.out.json" "$TMP/trainjob.out.json"; then
+	ok "a TrainJob on a runtime the cluster serves: its launcher's env patched"
+else
+	not_ok "a TrainJob on a runtime the cluster serves" \
+		"got $(head -c 400 "$TMP/trainjob.out.json")"
+fi
+
 touch "$TMP/cue-1"
 until_verdict "its p4d.24xlarge node appears: 16 x 1 GPU denied" "^deny$"
 expect "the view holds the node" "2" "$(metric topogate_view_nodes)"
@@ -171,4 +196,43 @@ expect_match "the restarts are counted by reason" \
 stop_server
 expect "SIGTERM with the watch running: clean exit" "0" "$SERVER_RC"
 expect_no_sanitizer_report
+
+# RBAC that leaves LocalQueues out (every list of them is 403): the view
+# is still synced, with the refusal counted; Trainer, not installed here,
+# is settled as not served.
+$PY -c '
+import json
+faults = [{"resource": "localqueues", "kind": "list", "nth": n,
+           "status": 403, "reason": "Forbidden",
+           "message": "localqueues.kueue.x-k8s.io is forbidden"}
+          for n in range(1, 100)]
+print(json.dumps({"kueue": {"versions": ["v1beta1"]},
+                  "objects": {"nodes": [{"metadata": {"name": "a"}}]},
+                  "faults": faults}))' >"$TMP/forbidden.json"
+: >"$TMP/standin.out"
+$PY "$ROOT/test/kube/standin.py" --scenario "$TMP/forbidden.json" \
+	--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
+	--token-file "$TMP/token" >"$TMP/standin.out" 2>"$TMP/standin2.log" &
+STANDIN=$!
+background $STANDIN
+wait_for_text "$TMP/standin.out" "listening on" || {
+	not_ok "stand-in apiserver (forbidden)" "did not start"
+	finish view
+}
+sed -i "s|127.0.0.1:$API_PORT|127.0.0.1:$(sed -n 's/^listening on //p' "$TMP/standin.out")|" \
+	"$TMP/kubeconfig"
+if ! start_server --kubeconfig "$TMP/kubeconfig"; then
+	not_ok "serve --kubeconfig (forbidden)" "did not become ready"
+	finish view
+fi
+for _ in $(seq 1 100); do
+	[ "$(metric topogate_view_synced)" = 1 ] && break
+	sleep 0.1
+done
+expect "LocalQueues forbidden: the view is synced all the same" "1" \
+	"$(metric topogate_view_synced)"
+expect_match "the refusal is counted" '^[1-9][0-9]*$' \
+	"$(metric 'topogate_watch_restarts_total{reason="forbidden"}')"
+stop_server
+expect "SIGTERM: clean exit" "0" "$SERVER_RC"
 finish view
