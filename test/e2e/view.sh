@@ -60,17 +60,22 @@ print(json.dumps({"comment": "test/e2e/view.sh",
                   "watch": {"nodes": [steps]}}))
 PY
 
-: >"$TMP/standin.out"
-$PY "$ROOT/test/kube/standin.py" --scenario "$TMP/scenario.json" \
-	--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-	--token-file "$TMP/token" >"$TMP/standin.out" 2>"$TMP/standin.log" &
-STANDIN=$!
-background $STANDIN
-wait_for_text "$TMP/standin.out" "listening on" || {
-	not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
-	finish view
+# standin SCENARIO: starts the stand-in apiserver; sets STANDIN, API_PORT.
+standin() {
+	: >"$TMP/standin.out"
+	$PY "$ROOT/test/kube/standin.py" --scenario "$1" \
+		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
+		--token-file "$TMP/token" >"$TMP/standin.out" 2>>"$TMP/standin.log" &
+	STANDIN=$!
+	background $STANDIN
+	wait_for_text "$TMP/standin.out" "listening on" || {
+		not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
+		finish view
+	}
+	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
 }
-API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
+
+standin "$TMP/scenario.json"
 cat >"$TMP/kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -209,18 +214,9 @@ faults = [{"resource": "localqueues", "kind": "list", "nth": n,
 print(json.dumps({"kueue": {"versions": ["v1beta1"]},
                   "objects": {"nodes": [{"metadata": {"name": "a"}}]},
                   "faults": faults}))' >"$TMP/forbidden.json"
-: >"$TMP/standin.out"
-$PY "$ROOT/test/kube/standin.py" --scenario "$TMP/forbidden.json" \
-	--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-	--token-file "$TMP/token" >"$TMP/standin.out" 2>"$TMP/standin2.log" &
-STANDIN=$!
-background $STANDIN
-wait_for_text "$TMP/standin.out" "listening on" || {
-	not_ok "stand-in apiserver (forbidden)" "did not start"
-	finish view
-}
-sed -i "s|127.0.0.1:$API_PORT|127.0.0.1:$(sed -n 's/^listening on //p' "$TMP/standin.out")|" \
-	"$TMP/kubeconfig"
+OLD_PORT=$API_PORT
+standin "$TMP/forbidden.json"
+sed -i "s|127.0.0.1:$OLD_PORT|127.0.0.1:$API_PORT|" "$TMP/kubeconfig"
 if ! start_server --kubeconfig "$TMP/kubeconfig"; then
 	not_ok "serve --kubeconfig (forbidden)" "did not become ready"
 	finish view
