@@ -10,7 +10,7 @@
  *   - a TrainJob on an MPI runtime (MPI, DeepSpeed): spec.trainer.env,
  *     which Trainer copies into the containers named "node" of the
  *     launcher and node jobs (pkg/runtime/framework/plugins/jobset/
- *     builder.go; before v2.1, into the job labelled as the trainer
+ *     builder.go; in earlier releases, into the job labelled as the trainer
  *     ancestor, which an MPI runtime's launcher is).
  * Training Operator v1's MPIJob starts ranks with kubectl exec into the
  * workers, whose env they keep: their pods get it as any pod does.
@@ -189,13 +189,18 @@ add_to_trainer_env(const cJSON *job, cJSON *entries, struct decision *d)
 {
     const cJSON *trainer = json_get(json_get(job, "spec"), "trainer");
     const cJSON *env = json_get(trainer, "env");
-    cJSON *entry;
+    cJSON *entry, *made;
 
-    if (!cJSON_IsObject(trainer))
-        return decision_add_at(d, cJSON_Duplicate(entries, true), "/spec",
-                               "trainer") < 0
-                   ? -1
-                   : 0;
+    if (!cJSON_IsObject(trainer)) {
+        /* No trainer: the runtime's own numNodes and image. */
+        if ((made = cJSON_CreateObject()) == NULL ||
+            !cJSON_AddItemToObject(made, "env",
+                                   cJSON_Duplicate(entries, true))) {
+            cJSON_Delete(made);
+            return -1;
+        }
+        return decision_add(d, "/spec/trainer", made);
+    }
     if (!cJSON_IsArray(env))
         return decision_add(d, TRAINER_ENV, cJSON_Duplicate(entries, true));
     cJSON_ArrayForEach(entry, entries)

@@ -1916,6 +1916,14 @@ def _(n):
     return job_review(n, mpi_trainjob(runtime="mpi-p5-launcher-container"))
 
 
+@case("job-trainjob-mpi-runtime-no-trainer-mutate", args=RUNTIMES_VIEW)
+def _(n):
+    # Only the runtime's name: spec.trainer is made to hold the env.
+    job = mpi_trainjob(runtime="mpi-p4d-2")
+    del job["spec"]["trainer"]
+    return job_review(n, job)
+
+
 @case("job-trainjob-mpi-runtime-not-in-view-unknown", args=RUNTIMES_VIEW)
 def _(n):
     # A runtime the cluster does not have: judged as before, from the
