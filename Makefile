@@ -16,8 +16,8 @@ POLICY_SRC  := $(wildcard policy/*.c)
 # The apiserver client (libcurl) is topogate-kubewatch's alone, an
 # executable beside topogate: libcurl and what it links (libssh2 ->
 # libcrypto, LDAP, Kerberos) would cost the server 3.4 MiB resident.
-KUBE_SRC    := webhook/kube.c webhook/kubeconfig.c webhook/kubeframe.c \
-	webhook/kubereq.c
+KUBE_SRC    := webhook/kube.c webhook/kubeanswer.c webhook/kubeconfig.c \
+	webhook/kubeframe.c webhook/kubereq.c
 WEBHOOK_SRC := $(filter-out $(KUBE_SRC),$(wildcard webhook/*.c))
 # OpenSSL is certgen's alone, in an executable of its own beside
 # topogate: the server never loads libcrypto (cmd/certgen_main.c).
