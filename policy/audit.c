@@ -102,6 +102,9 @@ audit_object(const struct snapshot *s, const struct view *view,
 {
     char group[128];
 
+    /* The runtimes among the files, else the cluster's. */
+    if (rt == NULL || rt->n == 0)
+        rt = view_runtimes(view);
     memset(it, 0, sizeof(*it));
     decision_init(&it->job);
     if (expand(obj, rt, &it->e) < 0)
@@ -113,8 +116,7 @@ audit_object(const struct snapshot *s, const struct view *view,
     if (job_kind(group, it->e.kind)) {
         struct admission req =
             request_for(&it->e, it->e.kind, group, obj, view);
-        /* The runtimes among the files, else the cluster's. */
-        req.runtimes = rt && rt->n > 0 ? rt : view_runtimes(view);
+        req.runtimes = rt;
         it->has_job = true;
         if (decide(s, &req, &it->job) < 0)
             return -1;

@@ -40,8 +40,8 @@ struct audit_item {
 
 /*
  * Fills *out from obj (borrowed; it must outlive *out). rt: runtimes in
- * the same input, or NULL; view: the cluster view, or NULL. 0, or -1 out
- * of memory (free *out anyway).
+ * the same input, or NULL (then the view's are used); view: the cluster
+ * view, or NULL. 0, or -1 out of memory (free *out anyway).
  */
 struct view;
 int audit_object(const struct snapshot *s, const struct view *view,

@@ -69,6 +69,13 @@ golden corpus-eks.txt "$TMP/corpus-eks.txt"
 	test/audit/inputs/list.yaml) >"$TMP/list-eks.txt" 2>&1
 expect "list audit with the cluster among the inputs: exit status" 0 $?
 golden list-eks.txt "$TMP/list-eks.txt"
+# Trainer's runtimes from the cluster (--nodes), not the files.
+(cd "$REPO" && "$BIN" audit --fail-on never \
+	--nodes test/golden/runtimes/mpi-runtimes.yaml \
+	test/audit/inputs/trainjobs-cluster-runtimes.yaml) \
+	>"$TMP/runtimes-view.txt" 2>&1
+expect "TrainJobs with the cluster's runtimes: exit status" 0 $?
+golden runtimes-view.txt "$TMP/runtimes-view.txt"
 (cd "$HERE" && "$BIN" audit --fail-on never inputs/list.yaml) >/dev/null 2>&1
 expect "list audit --fail-on never: exit status" 0 $?
 
