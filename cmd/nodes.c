@@ -107,9 +107,9 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
                zone ? "; zone " : "", zone ? zone : "");
     }
     printf("# GPU nodes %zu, kinds %zu; Kueue flavors %zu, cluster queues "
-           "%zu, local queues %zu\n",
+           "%zu, local queues %zu; Trainer runtimes %zu\n",
            v->n_nodes, v->n_kinds, v->n_flavors, v->n_cluster_queues,
-           v->n_local_queues);
+           v->n_local_queues, v->runtimes.n);
     if (left_out > 0)
         printf("# %d more node%s with no allocatable nvidia.com/gpu (CPU "
                "nodes, MIG, no device plugin) left out\n",
