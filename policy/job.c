@@ -302,7 +302,9 @@ decide_job(const struct snapshot *s, const struct admission *req,
                  : 0;
         goto out;
     }
-    if (zones_warn(&v.zones, v.zones_pods, v.zones_spec, d) < 0) {
+    if (zones_warn(&v.zones, v.zones_pods, v.zones_spec, d) < 0 ||
+        (v.evidence == EVIDENCE_CLIQUE &&
+         decision_warn(d, "%s", PLACEMENT_CLIQUE_NOTE) < 0)) {
         rc = -1;
         goto out;
     }

@@ -84,6 +84,12 @@ void placement_read(const struct snapshot *s, const struct match *m, long gpus,
  * GPUs in a multi-node NVLink fabric, so the candidates are the table's
  * GB200/GB300 rows. Leaves p alone otherwise.
  */
+/* What a decision on such a pod says it rests on (a warning: 120 chars;
+ * the rows are in `topogate tables`). */
+#define PLACEMENT_CLIQUE_NOTE                                                  \
+    "ComputeDomain claim on nvidia.com/gpu.clique nodes: judged as "           \
+    "GB200/GB300 (no instance type pinned)"
+
 void placement_clique(const struct snapshot *s, const struct match *m,
                       const cJSON *spec, const struct workload *w,
                       struct placement *p);

@@ -218,11 +218,8 @@ placement_candidates(const struct placement *p, char *buf, size_t len)
 
     buf[0] = '\0';
     if (p->evidence == EVIDENCE_CLIQUE && placement_known(p)) {
-        /* Nothing named a type: say what the decision rests on (the rows
-         * are in `topogate tables`; a warning holds 120 characters). */
-        snprintf(buf, len, "%s: judged as GB200/GB300 (no instance type "
-                           "pinned)",
-                 p->via);
+        /* Nothing named a type: say what the decision rests on. */
+        snprintf(buf, len, "%s", PLACEMENT_CLIQUE_NOTE);
         return true;
     }
     if (p->n_rows < 2 ||
