@@ -3,7 +3,8 @@
 # ../shared/bench/manycore with two topogate builds side by side.
 #
 # build-bundle.sh archives the committed tree (`git archive HEAD`): that
-# build stays bin/topogate ("before"). The working tree, built here with
+# build stays bin/topogate ("before"); with BEFORE=REF, the commit REF is
+# (a temporary clone at REF is archived instead). The working tree, built here with
 # `make`, becomes bin/topogate-new ("after"); the bundle's copy of
 # drive.py learns a server "topogate-new" (port 8451, probes 8452, on
 # --tg-null-cpu, its log to a file like topogate's). Then, on the
@@ -13,7 +14,14 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 D=${1:-$repo/build/benchbundle}
 SHARED=${SHARED:-$repo/../shared}
-"$SHARED/bench/manycore/build-bundle.sh" "$repo" "$D"
+src=$repo
+if [ -n "${BEFORE:-}" ]; then
+	src=$(mktemp -d)
+	git clone -q "$repo" "$src"
+	git -C "$src" checkout -q --detach "$BEFORE"
+fi
+"$SHARED/bench/manycore/build-bundle.sh" "$src" "$D"
+[ "$src" = "$repo" ] || rm -rf "$src"
 make -s -C "$repo" BUILD=build/ab all
 cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
 python3 - "$D/drive.py" <<'PY'
