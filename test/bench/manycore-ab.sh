@@ -11,6 +11,7 @@
 # many-core machine, from the project root:
 #   build/benchbundle/ab.sh       # results in $OUT/ab.tar.gz and its log
 #   build/benchbundle/probe.sh    # per thread and per syscall, $OUT/probe.txt
+#   build/benchbundle/same.sh     # both builds in turn on one CPU, $OUT/same.txt
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 D=${1:-$repo/build/benchbundle}
@@ -50,7 +51,8 @@ open(p, "w").write(s)
 PY
 cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
 cp "$repo/test/bench/manycore-probe.sh" "$D/probe.sh"
-chmod +x "$D/ab.sh" "$D/probe.sh"
+cp "$repo/test/bench/manycore-same.sh" "$D/same.sh"
+chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh"
 # strace for probe.sh's system call counts, with the libraries it loads.
 if command -v strace >/dev/null; then
 	cp "$(command -v strace)" "$D/bin/"

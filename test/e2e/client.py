@@ -16,6 +16,12 @@
       idle" if the server closed it by then, else "open after 12 s idle"
       and the status line of a second review on it.
 
+  client.py pooled PORT CAFILE FILE
+      Does the TLS handshake, sends nothing for 5 s (a connection an
+      apiserver dialled and keeps in its pool unused), then POSTs FILE
+      on it. Prints "open after 5 s" and the status line, or "closed
+      after N.N s".
+
   client.py pipeline PORT CAFILE FILE N
       Sends N POSTs of FILE back to back on one connection, reading
       nothing for a second, so the answers queue up in the socket
@@ -106,6 +112,29 @@ def idle(port, cafile, path):
     print("closed after %.1f s idle" % (time.monotonic() - start))
 
 
+def pooled(port, cafile, path):
+    body = open(path, "rb").read()
+    s = connect(port, cafile)
+    start = time.monotonic()
+    s.settimeout(5)
+    try:
+        if s.recv(4096) == b"":
+            print("closed after %.1f s" % (time.monotonic() - start))
+            return
+    except socket.timeout:
+        pass
+    except (OSError, ssl.SSLError):
+        print("closed after %.1f s" % (time.monotonic() - start))
+        return
+    s.settimeout(10)
+    s.sendall(b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+              b"Content-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    answer = s.recv(65536)
+    print("open after 5 s")
+    print(answer.split(b"\r\n", 1)[0].decode())
+
+
 def answers(data):
     """The whole HTTP responses at the start of data: (statuses, bodies,
     what is left over)."""
@@ -168,7 +197,7 @@ def pipeline(port, cafile, path, count):
 def main():
     mode, port, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     modes = {"headers-only": headers_only, "trickle": trickle, "idle": idle,
-             "pipeline": pipeline}
+             "pooled": pooled, "pipeline": pipeline}
     modes[mode](port, *args)
 
 
