@@ -65,13 +65,22 @@ struct deadline_conn {
 };
 
 /* Why connections went, counted between two log lines. */
-enum drop { DROP_HEAD, DROP_REQUEST, DROP_EVICTED, DROP_REFUSED, DROP_N };
+enum drop {
+    DROP_HEAD,
+    DROP_REQUEST,
+    DROP_KEPT,
+    DROP_EVICTED,
+    DROP_REFUSED,
+    DROP_N
+};
 
 struct deadline {
     const char *name;
     uint64_t limit_ns;
+    uint64_t kept_ns;
     uint64_t first_ns;
     unsigned int seconds;
+    unsigned int kept_s;
     unsigned int first_ms;
     unsigned int capacity;
     unsigned int per_peer;
@@ -160,6 +169,11 @@ deadline_report(struct deadline *d)
                           "whole request in %u s",
                           d->name, n, host, d->seconds);
             break;
+        case DROP_KEPT:
+            log_warnx("%s: dropped %lu kept connection%s (last from %s): "
+                      "no request %u s after the handshake or the last answer",
+                      d->name, n, n == 1 ? "" : "s", host, d->kept_s);
+            break;
         case DROP_EVICTED:
             log_warnx("%s: slots full (%u in all, %u per address): closed "
                       "%lu silent connection%s (last from %s) for new ones",
@@ -176,8 +190,8 @@ deadline_report(struct deadline *d)
 }
 
 static struct deadline_conn *deadline_victim(struct deadline *d,
-                                             const struct peer *only,
-                                             bool kept, uint64_t now);
+                                             const struct peer *only, bool kept,
+                                             uint64_t now);
 
 /*
  * Under the lock, at each tick: keeps a sixteenth of the slots free by
@@ -217,12 +231,17 @@ deadline_run(void *arg)
         uint64_t now = deadline_now();
         for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
             uint64_t since = atomic_load(&c->since);
-            bool fresh = atomic_load(&c->window) == WINDOW_NEW;
-            uint64_t limit = fresh ? d->first_ns : d->limit_ns;
+            int w = atomic_load(&c->window);
+            uint64_t limit = w == WINDOW_NEW    ? d->first_ns
+                             : w == WINDOW_KEPT ? d->kept_ns
+                                                : d->limit_ns;
 
             /* since may be a moment after now: a window just restarted. */
             if (!c->dropped && since < now && now - since > limit)
-                deadline_drop(d, c, fresh ? DROP_HEAD : DROP_REQUEST);
+                deadline_drop(d, c,
+                              w == WINDOW_NEW    ? DROP_HEAD
+                              : w == WINDOW_KEPT ? DROP_KEPT
+                                                 : DROP_REQUEST);
         }
         if (d->count + d->capacity / 16 > d->capacity)
             deadline_make_room(d, now);
@@ -242,8 +261,9 @@ deadline_run(void *arg)
 }
 
 struct deadline *
-deadline_new(const char *name, unsigned int seconds, unsigned int first_ms,
-             unsigned int capacity, unsigned int per_peer)
+deadline_new(const char *name, unsigned int seconds, unsigned int kept_s,
+             unsigned int first_ms, unsigned int capacity,
+             unsigned int per_peer)
 {
     struct deadline *d;
     pthread_condattr_t attr;
@@ -254,6 +274,8 @@ deadline_new(const char *name, unsigned int seconds, unsigned int first_ms,
     d->name = name;
     d->seconds = seconds;
     d->limit_ns = (uint64_t)seconds * 1000000000u;
+    d->kept_s = kept_s;
+    d->kept_ns = (uint64_t)kept_s * 1000000000u;
     d->first_ms = first_ms;
     d->first_ns = (uint64_t)first_ms * 1000000u;
     d->capacity = capacity > 0 ? capacity : 1;
@@ -298,9 +320,9 @@ deadline_free(struct deadline *d)
  * (the apiserver's are kept ones), if kept_too. Among one address's own
  * (only): else the oldest that never sent a whole head, however young,
  * since a flood from one address faster than its slots turn over can only
- * displace its own. A young one may have a request on its way, unread: elsewhere it
- * is never taken (the new connection is refused instead), nor is one in
- * a request, nor one answered only a moment ago. NULL if none.
+ * displace its own. A young one may have a request on its way, unread:
+ * elsewhere it is never taken (the new connection is refused instead), nor is
+ * one in a request, nor one answered only a moment ago. NULL if none.
  */
 static struct deadline_conn *
 deadline_victim(struct deadline *d, const struct peer *only, bool kept_too,
@@ -414,6 +436,24 @@ deadline_close(struct deadline *d, struct deadline_conn *c)
     d->count--;
     pthread_mutex_unlock(&d->lock);
     free(c);
+}
+
+void
+deadline_handshake_done(struct deadline_conn *c)
+{
+    if (atomic_load(&c->window) == WINDOW_NEW) {
+        atomic_store(&c->since, deadline_now());
+        atomic_store(&c->window, WINDOW_KEPT);
+    }
+}
+
+void
+deadline_bytes_in(struct deadline_conn *c)
+{
+    if (atomic_load(&c->window) == WINDOW_KEPT) {
+        atomic_store(&c->since, deadline_now());
+        atomic_store(&c->window, WINDOW_NEW);
+    }
 }
 
 void

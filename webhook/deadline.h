@@ -8,12 +8,14 @@
  * current window is older than its limit; libmicrohttpd then sees the end
  * of the stream and closes it as usual. The windows:
  *
- *   new      from accept until the first request's headers are in: the
- *            handshake and the head, a short limit (first_ms)
+ *   new      from accept until the TLS handshake is done, or from the
+ *            first bytes of a head on a kept connection, until the
+ *            head is in (plain HTTP: from accept until the first head is
+ *            in): a short limit (first_ms)
  *   request  from the request line until the answer: the whole request
- *   kept     from an answer until the next request line, on a
- *            keep-alive connection (libmicrohttpd's idle timeout ends it
- *            first)
+ *   kept     from the handshake, or from an answer, until the next bytes
+ *            come: a client's pool of idle connections (kept_s;
+ *            libmicrohttpd's idle timeout ends it first)
  *
  * When every slot is taken (capacity), or every slot one address may
  * hold (per_peer), a new connection takes the slot of the one silent
@@ -38,15 +40,16 @@ struct deadline;
 struct deadline_conn;
 
 /*
- * Starts the watchdog: seconds for a request (and a kept window), first_ms
- * for a new connection's handshake and head, capacity slots (per_peer of
- * them from one address) before a new connection takes an old one's.
+ * Starts the watchdog: seconds for a request, kept_s for a kept window,
+ * first_ms for a new connection's handshake (and head, where no handshake
+ * is reported), capacity slots (per_peer of them from one address) before
+ * a new connection takes an old one's.
  * name (static) goes into the log lines. NULL when out of memory or out
  * of threads.
  */
 struct deadline *deadline_new(const char *name, unsigned int seconds,
-                              unsigned int first_ms, unsigned int capacity,
-                              unsigned int per_peer);
+                              unsigned int kept_s, unsigned int first_ms,
+                              unsigned int capacity, unsigned int per_peer);
 
 /* Stops the watchdog; every connection must have been closed. */
 void deadline_free(struct deadline *d);
@@ -70,7 +73,16 @@ struct deadline_conn *deadline_open(struct deadline *d, int fd,
 void deadline_close(struct deadline *d, struct deadline_conn *c);
 
 /*
- * Only the connection's own thread calls these. The request line is in:
+ * Only the connection's own thread calls these. The TLS handshake is
+ * done: a new connection is kept (idle) from now on, as one answered.
+ */
+void deadline_handshake_done(struct deadline_conn *c);
+/*
+ * Bytes came in. On a kept connection they begin a head, which has
+ * first_ms from now, as a new connection's has.
+ */
+void deadline_bytes_in(struct deadline_conn *c);
+/* The request line is in:
  * the review's clock starts (on a kept connection, a request window too).
  */
 void deadline_request_line(struct deadline_conn *c);

@@ -207,20 +207,33 @@ unique_members(const cJSON *object, size_t n, char *msg, size_t size)
     return rc;
 }
 
-int
-jsoncheck_unique_keys(const cJSON *root, char *msg, size_t size)
+/*
+ * The tree under node, an object or array with members. Only members
+ * with members of their own are descended into (a leaf, or an empty
+ * object, has nothing to check): a review is mostly leaves, and the
+ * type is read from the node, not through a call per member.
+ */
+static int
+unique_tree(const cJSON *node, char *msg, size_t size)
 {
     size_t n = 0;
 
-    if (root == NULL || !(cJSON_IsObject(root) || cJSON_IsArray(root)))
-        return 0;
     /* Recursion as deep as the parse's (cJSON stops at 1000 levels). */
-    for (const cJSON *c = root->child; c != NULL; c = c->next) {
+    for (const cJSON *c = node->child; c != NULL; c = c->next) {
         n++;
-        if (jsoncheck_unique_keys(c, msg, size) < 0)
+        if (c->child != NULL && unique_tree(c, msg, size) < 0)
             return -1;
     }
-    if (cJSON_IsObject(root) && n > 1)
-        return unique_members(root, n, msg, size);
+    if ((node->type & 0xFF) == cJSON_Object && n > 1)
+        return unique_members(node, n, msg, size);
     return 0;
+}
+
+int
+jsoncheck_unique_keys(const cJSON *root, char *msg, size_t size)
+{
+    if (root == NULL || !(cJSON_IsObject(root) || cJSON_IsArray(root)) ||
+        root->child == NULL)
+        return 0;
+    return unique_tree(root, msg, size);
 }

@@ -170,7 +170,8 @@ probe_start(const struct sockaddr *addr, struct metrics *m, char *err,
     }
     p->metrics = m;
     atomic_init(&p->ready, false);
-    p->deadline = deadline_new("probe", PROBE_TIMEOUT + 1, PROBE_FIRST_MS,
+    p->deadline = deadline_new("probe", PROBE_TIMEOUT + 1, PROBE_TIMEOUT + 1,
+                               PROBE_FIRST_MS,
                                PROBE_CONNECTIONS, PROBE_PER_ADDRESS);
     if (p->deadline == NULL) {
         snprintf(err, err_len, "out of memory");

@@ -42,6 +42,7 @@
 #include "webhook/review.h"
 #include "webhook/tls.h"
 #include "webhook/tlsjoin.h"
+#include "webhook/tlswatch.h"
 
 /*
  * TLS 1.3 and 1.2 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with
@@ -94,6 +95,17 @@
 #define SERVER_FIRST_MS 3000
 
 /*
+ * How long a connection waits for its next request once its handshake is
+ * done or a request answered. The apiserver's client (Go's
+ * http.Transport) keeps idle webhook connections up to 90 s and may dial
+ * one it then does not use at once; cut before, each costs it a new
+ * handshake, and a cut that crosses its next request on the wire fails
+ * that review. Longer than 90 s so the client closes first. Idle ones
+ * still give their slot to a new connection when slots run short.
+ */
+#define SERVER_KEPT_S 120
+
+/*
  * Request bodies in flight, all connections together: past this a
  * request is answered 503 rather than read. 200 clients each announcing
  * 3 MiB and trickling would otherwise take 600 MiB.
@@ -140,6 +152,7 @@ struct server_conn {
     struct deadline_conn *deadline; /* its watchdog record */
     struct tls_creds *creds;        /* the credentials of its handshake */
     struct tls_join join;           /* sends its answers in one piece */
+    struct tls_watch watch;         /* tells deadline what comes in */
 };
 
 struct request {
@@ -573,6 +586,8 @@ server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
         tls_creds_apply(sc->creds, tls->tls_session) != 0)
         goto refuse;
     tls_join_attach(&sc->join, tls->tls_session, fd->connect_fd);
+    tls_watch_attach(&sc->watch, tls->tls_session, fd->connect_fd,
+                     sc->deadline);
     *socket_context = sc;
     return;
 refuse:
@@ -673,11 +688,13 @@ server_start(const struct server_config *cfg, struct snapshot *s,
     srv->snapshot = snapshot_ref(s);
     srv->creds = tls_creds_ref(cfg->creds);
     /*
-     * A second past libmicrohttpd's idle timeout: a silent connection is
-     * its to close, quietly; one that keeps sending a little is ours.
+     * A request has SERVER_TIMEOUT + 1 s from its request line. A kept
+     * one a second past libmicrohttpd's idle timeout: a silent connection
+     * is its to close, quietly; one that keeps sending a little is ours.
      */
-    srv->deadline = deadline_new("admission", SERVER_TIMEOUT + 1,
-                                 SERVER_FIRST_MS, slots, SERVER_PER_ADDRESS);
+    srv->deadline =
+        deadline_new("admission", SERVER_TIMEOUT + 1, SERVER_KEPT_S + 1,
+                     SERVER_FIRST_MS, slots, SERVER_PER_ADDRESS);
     srv->bodies.limit = SERVER_BODY_BUDGET;
     if (srv->deadline == NULL || metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
@@ -692,7 +709,7 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_CONN_MEMORY, NULL},
-        {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_TIMEOUT, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, SERVER_KEPT_S, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)server_connection, srv},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)server_uri, srv},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)server_completed, srv},

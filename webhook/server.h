@@ -26,9 +26,9 @@ struct tls_creds;
 #define SERVER_BODY_MAX (3 * 1024 * 1024)
 
 /*
- * Seconds a connection may stay silent, and (plus one) take to send one
- * whole request. The apiserver gives a webhook 10 s at most
- * (?timeout=10s), so a request slower than that has no one waiting.
+ * Seconds (plus one) a request may take, from its request line to its
+ * last byte. The apiserver gives a webhook 10 s at most (?timeout=10s),
+ * so a request slower than that has no one waiting.
  */
 #define SERVER_TIMEOUT 10
 

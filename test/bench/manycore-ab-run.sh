@@ -7,16 +7,17 @@
 # own noise does not read as a difference. About 7 minutes. Everything
 # goes into one archive, $OUT/ab.tar.gz (the device hands back few files).
 #   TG_CPU=2 NEW_CPU=5 LOAD_CPU=8 ROUNDS=3 FIXTURE=p4d-training.json
+#   TESTS=ka,lat RATES=1000:10,10000:5 LIMIT=420 SAME=1 (0: no alternation)
 set -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 res=${OUT:-$here/out}
 out=/tmp/ab
 rm -rf $out
 mkdir -p $out "$res"
-OUT=$out timeout 420 "$here/run.sh" "${FIXTURE:-p4d-training.json}" \
+OUT=$out timeout "${LIMIT:-420}" "$here/run.sh" "${FIXTURE:-p4d-training.json}" \
 	--servers topogate,topogate-new,go,nginx --tg-cpu "${TG_CPU:-2}" \
-	--tg-null-cpu "${NEW_CPU:-5}" --tests ka,lat --rates 1000:10,10000:5 \
-	--rounds "${ROUNDS:-3}" --no-check
+	--tg-null-cpu "${NEW_CPU:-5}" --tests "${TESTS:-ka,lat}" \
+	--rates "${RATES:-1000:10,10000:5}" --rounds "${ROUNDS:-3}" --no-check
 export LD_LIBRARY_PATH=$here/lib
 L=()
 if ! "$here/bin/topogate" version >/dev/null 2>&1; then
@@ -24,7 +25,7 @@ if ! "$here/bin/topogate" version >/dev/null 2>&1; then
 fi
 W=/tmp/devbench-work
 mkdir -p $W
-for r in 1 2 3; do
+for r in $([ "${SAME:-1}" = 1 ] && echo 1 2 3); do
 	for b in topogate topogate-new; do
 		taskset -c "${TG_CPU:-2}" "${L[@]}" "$here/bin/$b" serve --listen 127.0.0.1:8445 \
 			--probe-listen 127.0.0.1:8448 --tls-cert "$here/certs/ecdsa/tls.crt" \

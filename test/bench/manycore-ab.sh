@@ -3,17 +3,27 @@
 # ../shared/bench/manycore with two topogate builds side by side.
 #
 # build-bundle.sh archives the committed tree (`git archive HEAD`): that
-# build stays bin/topogate ("before"). The working tree, built here with
-# `make`, becomes bin/topogate-new ("after"); the bundle's copy of
+# build stays bin/topogate ("before"); with BEFORE=REF, the commit REF
+# does (a temporary clone at REF is archived instead). The working tree,
+# built here with `make`, becomes bin/topogate-new ("after"); the bundle's copy of
 # drive.py learns a server "topogate-new" (port 8451, probes 8452, on
 # --tg-null-cpu, its log to a file like topogate's). Then, on the
 # many-core machine, from the project root:
 #   build/benchbundle/ab.sh       # results in $OUT/ab.tar.gz and its log
+#   build/benchbundle/probe.sh    # per thread and per syscall, $OUT/probe.txt
+#   build/benchbundle/same.sh     # both builds in turn on one CPU, $OUT/same.txt
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 D=${1:-$repo/build/benchbundle}
 SHARED=${SHARED:-$repo/../shared}
-"$SHARED/bench/manycore/build-bundle.sh" "$repo" "$D"
+src=$repo
+if [ -n "${BEFORE:-}" ]; then
+	src=$(mktemp -d)
+	git clone -q "$repo" "$src"
+	git -C "$src" checkout -q --detach "$BEFORE"
+fi
+"$SHARED/bench/manycore/build-bundle.sh" "$src" "$D"
+[ "$src" = "$repo" ] || rm -rf "$src"
 make -s -C "$repo" BUILD=build/ab all
 cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
 python3 - "$D/drive.py" <<'PY'
@@ -40,5 +50,13 @@ rep('([a.tg_null_cpu] if "topogate-null" in SERVERS else [])',
 open(p, "w").write(s)
 PY
 cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
-chmod +x "$D/ab.sh"
+cp "$repo/test/bench/manycore-probe.sh" "$D/probe.sh"
+cp "$repo/test/bench/manycore-same.sh" "$D/same.sh"
+chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh"
+# strace for probe.sh's system call counts, with the libraries it loads.
+if command -v strace >/dev/null; then
+	cp "$(command -v strace)" "$D/bin/"
+	ldd "$(command -v strace)" | awk '/=> \//{print $3}' | grep -v '/libc\.so' |
+		xargs -r cp -L -t "$D/lib/"
+fi
 du -sh "$D"

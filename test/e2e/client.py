@@ -12,7 +12,15 @@
 
   client.py idle PORT CAFILE FILE
       POSTs FILE as a review on a keep-alive connection, then sends
-      nothing. Prints the status line, then "closed after N.N s idle".
+      nothing for 12 s. Prints the status line, then "closed after N.N s
+      idle" if the server closed it by then, else "open after 12 s idle"
+      and the status line of a second review on it.
+
+  client.py pooled PORT CAFILE FILE
+      Does the TLS handshake, sends nothing for 5 s (a connection an
+      apiserver dialled and keeps in its pool unused), then POSTs FILE
+      on it. Prints "open after 5 s" and the status line, or "closed
+      after N.N s".
 
   client.py pipeline PORT CAFILE FILE N
       Sends N POSTs of FILE back to back on one connection, reading
@@ -79,20 +87,52 @@ def trickle(port, cafile):
 
 def idle(port, cafile, path):
     body = open(path, "rb").read()
+    request = (b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Content-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % len(body) + body)
     s = connect(port, cafile)
-    s.sendall(b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-              b"Content-Type: application/json\r\n"
-              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    s.sendall(request)
     s.settimeout(30)
     answer = s.recv(65536)
     start = time.monotonic()
     print(answer.split(b"\r\n", 1)[0].decode(), flush=True)
+    s.settimeout(12)
     try:
         while s.recv(4096):
             pass
+    except socket.timeout:
+        s.settimeout(30)
+        s.sendall(request)
+        answer = s.recv(65536)
+        print("open after 12 s idle")
+        print(answer.split(b"\r\n", 1)[0].decode())
+        return
     except (OSError, ssl.SSLError):
         pass
     print("closed after %.1f s idle" % (time.monotonic() - start))
+
+
+def pooled(port, cafile, path):
+    body = open(path, "rb").read()
+    s = connect(port, cafile)
+    start = time.monotonic()
+    s.settimeout(5)
+    try:
+        if s.recv(4096) == b"":
+            print("closed after %.1f s" % (time.monotonic() - start))
+            return
+    except socket.timeout:
+        pass
+    except (OSError, ssl.SSLError):
+        print("closed after %.1f s" % (time.monotonic() - start))
+        return
+    s.settimeout(10)
+    s.sendall(b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+              b"Content-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    answer = s.recv(65536)
+    print("open after 5 s")
+    print(answer.split(b"\r\n", 1)[0].decode())
 
 
 def answers(data):
@@ -157,7 +197,7 @@ def pipeline(port, cafile, path, count):
 def main():
     mode, port, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     modes = {"headers-only": headers_only, "trickle": trickle, "idle": idle,
-             "pipeline": pipeline}
+             "pooled": pooled, "pipeline": pipeline}
     modes[mode](port, *args)
 
 

@@ -68,7 +68,8 @@ close_end(struct deadline *d, struct end *e)
 static void
 sleep_ms(long ms)
 {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (ms % 1000) * 1000000};
 
     nanosleep(&ts, NULL);
 }
@@ -78,7 +79,7 @@ sleep_ms(long ms)
 static void
 test_eviction_order(void)
 {
-    struct deadline *d = deadline_new("test", 10, 10000, 3, 10);
+    struct deadline *d = deadline_new("test", 10, 10, 10000, 3, 10);
     struct end a, b, c, e, f, g;
     bool full;
 
@@ -137,7 +138,7 @@ test_eviction_order(void)
 static void
 test_per_address(void)
 {
-    struct deadline *d = deadline_new("test", 10, 10000, 100, 2);
+    struct deadline *d = deadline_new("test", 10, 10, 10000, 100, 2);
     struct end x1, x2, x3, y1;
     bool full;
 
@@ -158,7 +159,7 @@ test_per_address(void)
 static void
 test_first_window(void)
 {
-    struct deadline *d = deadline_new("test", 2, 300, 10, 10);
+    struct deadline *d = deadline_new("test", 2, 2, 300, 10, 10);
     struct end idle, asked;
     bool full;
 
@@ -178,11 +179,48 @@ test_first_window(void)
     deadline_free(d);
 }
 
+/*
+ * A connection whose handshake is done is kept, as one answered: it
+ * outlives first_ms (a client's pool of idle connections), and goes
+ * after kept_s, or first when slots run short (test_eviction_order).
+ * Bytes on it begin a head, which has first_ms again.
+ */
+static void
+test_handshake_kept(void)
+{
+    struct deadline *d = deadline_new("test", 3, 2, 400, 10, 10);
+    struct end idle, pooled, trickle;
+    bool full;
+
+    CHECK_INT(open_end(d, &idle, 1, &full), 0);
+    CHECK_INT(open_end(d, &pooled, 2, &full), 0);
+    CHECK_INT(open_end(d, &trickle, 3, &full), 0);
+    deadline_handshake_done(pooled.c);
+    deadline_handshake_done(trickle.c);
+    sleep_ms(700); /* 400 ms and a watchdog tick of 250 ms */
+    CHECK(shut(&idle));
+    CHECK(!shut(&pooled));
+    CHECK(!shut(&trickle));
+    deadline_bytes_in(trickle.c);
+    sleep_ms(300);
+    CHECK(!shut(&trickle));
+    sleep_ms(400); /* its head's 400 ms from the first byte are over */
+    CHECK(shut(&trickle));
+    CHECK(!shut(&pooled));
+    sleep_ms(1000); /* the pool's kept 2 s are over */
+    CHECK(shut(&pooled));
+    close_end(d, &idle);
+    close_end(d, &pooled);
+    close_end(d, &trickle);
+    deadline_free(d);
+}
+
 int
 main(void)
 {
     test_eviction_order();
     test_per_address();
     test_first_window();
+    test_handshake_kept();
     CHECK_DONE();
 }
