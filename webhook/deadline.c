@@ -230,8 +230,11 @@ deadline_run(void *arg)
         pthread_cond_timedwait(&d->wake, &d->lock, &ts);
         uint64_t now = deadline_now();
         for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
-            uint64_t since = atomic_load(&c->since);
+            /* The window first: its thread stores since, then window, so
+             * a window read here never pairs with an older since (a kept
+             * connection's, 100 s old, under a new head's 3 s limit). */
             int w = atomic_load(&c->window);
+            uint64_t since = atomic_load(&c->since);
             uint64_t limit = w == WINDOW_NEW    ? d->first_ns
                              : w == WINDOW_KEPT ? d->kept_ns
                                                 : d->limit_ns;
@@ -332,8 +335,8 @@ deadline_victim(struct deadline *d, const struct peer *only, bool kept_too,
     uint64_t fresh_since = now, kept_since = now, young_since = UINT64_MAX;
 
     for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
+        int w = atomic_load(&c->window); /* first: see deadline_run() */
         uint64_t since = atomic_load(&c->since);
-        int w = atomic_load(&c->window);
         bool silent = since <= now && now - since >= DEADLINE_EVICT_AFTER_NS;
 
         if (c->dropped || (only != NULL && !peer_same(only, &c->peer)))
