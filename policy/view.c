@@ -431,7 +431,7 @@ object_map(struct view_index *x, const char *kind)
 }
 
 static void
-kueue_key(const cJSON *obj, char *key, size_t len)
+object_key(const cJSON *obj, char *key, size_t len)
 {
     const cJSON *meta = json_get(obj, "metadata");
     const char *ns = json_string(meta, "namespace");
@@ -449,7 +449,7 @@ view_index_put_object(struct view_index *x, const char *kind,
 
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
         return 0; /* not one of these kinds, or nameless: nothing to keep */
-    kueue_key(obj, key, sizeof(key));
+    object_key(obj, key, sizeof(key));
     /* Only the spec matters; status changes on every admission. */
     old = cJSON_GetObjectItemCaseSensitive(*map, key);
     if (old && cJSON_Compare(json_get(old, "spec"), json_get(obj, "spec"), 1))
@@ -482,7 +482,7 @@ view_index_del_object(struct view_index *x, const char *kind,
 
     if (map == NULL)
         return 0;
-    kueue_key(obj, key, sizeof(key));
+    object_key(obj, key, sizeof(key));
     old = cJSON_DetachItemFromObjectCaseSensitive(*map, key);
     cJSON_Delete(old);
     return old != NULL;
