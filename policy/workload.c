@@ -204,28 +204,15 @@ is_jax_pod(const cJSON *pod)
     return op && strcmp(op, "jaxjob-controller") == 0;
 }
 
+/* The first literal value of env name among the pod's containers. */
 static const char *
-jax_processes(const cJSON *pod)
+containers_env(const cJSON *pod, const char *name)
 {
     const cJSON *c;
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
-        const char *v = pod_env_value(c, "NUM_PROCESSES");
-        if (v)
-            return v;
-    }
-    return NULL;
-}
-
-static const char *
-mpi_slots(const cJSON *pod)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
-    {
-        const char *v = pod_env_value(c, "OMPI_MCA_orte_set_default_slots");
+        const char *v = pod_env_value(c, name);
         if (v)
             return v;
     }
@@ -255,7 +242,7 @@ read_shape(const cJSON *pod, struct workload *w)
      * NUM_PROCESSES: one JAX process per pod (Training Operator v1
      * pkg/controller.v1/jax/envvar.go setPodEnv). */
     if (!w->pods_known && is_jax_pod(pod) &&
-        (n = parse_positive(jax_processes(pod))) > 0) {
+        (n = parse_positive(containers_env(pod, "NUM_PROCESSES"))) > 0) {
         w->pods = n;
         w->pods_known = true;
     }
@@ -267,7 +254,7 @@ read_shape(const cJSON *pod, struct workload *w)
         w->pods = 2;
     /* Trainer's MPI plugin: the slots of the hostfile, on the launcher. */
     if (nproc == NULL && w->trainer_mpi)
-        nproc = mpi_slots(pod);
+        nproc = containers_env(pod, "OMPI_MCA_orte_set_default_slots");
     /* "auto" and "gpu" mean one process per GPU of the pod. */
     n = parse_positive(nproc);
     w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);

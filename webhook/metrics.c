@@ -476,7 +476,8 @@ render_known_by(struct buf *b, struct metrics *m)
 {
     buf_printf(b, "# HELP topogate_reviews_known_by_total Governed reviews "
                   "by how the hardware was known: a pin, the policy, the "
-                  "cluster's nodes, a Kueue queue, or none.\n"
+                  "cluster's nodes, a Kueue queue, a ComputeDomain on "
+                  "gpu.clique nodes, or none.\n"
                   "# TYPE topogate_reviews_known_by_total counter\n");
     for (size_t i = 0; i < METRICS_KNOWN_BY; i++)
         buf_printf(b, "topogate_reviews_known_by_total{known_by=\"%s\"} "
