@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pod.h"
+
 enum flag { FLAG_NONE, FLAG_NNODES, FLAG_NPROC, FLAG_NP, FLAG_WORLD };
 
 static enum flag
@@ -35,9 +37,8 @@ flag_of(const char *tok, size_t len)
 static long
 literal(const char *s, size_t len)
 {
-    char buf[32], *end;
+    char buf[32];
     const char *colon;
-    long v;
 
     if (len == 0 || len >= sizeof(buf) || !isdigit((unsigned char)*s))
         return -1;
@@ -45,8 +46,7 @@ literal(const char *s, size_t len)
     buf[len] = '\0';
     if ((colon = strchr(buf, ':')) != NULL)
         memmove(buf, colon + 1, strlen(colon));
-    v = strtol(buf, &end, 10);
-    return (*end == '\0' && v > 0 && v < 1000000) ? v : -1;
+    return pod_text_count(buf);
 }
 
 static void

@@ -274,17 +274,10 @@ patch_efa(const cJSON *containers, const struct workload *w,
 static int
 warn_idle_gpus(const cJSON *c, int gpus, struct decision *d)
 {
-    const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
     const char *where = "PET_NPROC_PER_NODE", *name = json_string(c, "name");
+    long procs = pod_text_count(pod_env_value(c, "PET_NPROC_PER_NODE"));
     struct launch ln;
-    long procs = -1;
-    char *end;
 
-    if (nproc && *nproc >= '0' && *nproc <= '9') {
-        procs = strtol(nproc, &end, 10);
-        if (*end != '\0')
-            procs = -1;
-    }
     launch_read(c, &ln);
     if (ln.nproc > 0) {
         procs = ln.nproc;
@@ -725,7 +718,6 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
  * environment by default. So the variables go into the launcher's env,
  * and into OMPI_MCA_mca_base_env_list as NAME=value.
  */
-
 
 int
 mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,

@@ -1,6 +1,7 @@
 /* pod.c - see pod.h. */
 #include "pod.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "quantity.h"
@@ -100,6 +101,18 @@ const char *
 pod_annotation(const cJSON *pod, const char *key)
 {
     return metadata_string(pod, "annotations", key);
+}
+
+long
+pod_text_count(const char *s)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    v = strtol(s, &end, 10);
+    return (*end == '\0' && v > 0 && v < 1000000) ? v : -1;
 }
 
 bool

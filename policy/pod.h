@@ -46,6 +46,13 @@ const cJSON *pod_env(const cJSON *container, const char *name);
 /* An env entry's literal value, or NULL (absent, or valueFrom). */
 const char *pod_env_value(const cJSON *container, const char *name);
 
+/*
+ * A count as env values and command lines write one ("8"): a whole
+ * number from 1 to 999,999 in decimal and nothing else, or -1 (NULL,
+ * "auto", "1:4", "8x").
+ */
+long pod_text_count(const char *s);
+
 /* metadata.labels[key] / metadata.annotations[key] as a string, or NULL. */
 const char *pod_label(const cJSON *pod, const char *key);
 const char *pod_annotation(const cJSON *pod, const char *key);

@@ -170,19 +170,6 @@ read_owner(const cJSON *pod, struct workload *w)
     return OWNER_NONE;
 }
 
-/* A whole positive number, or -1. */
-static long
-parse_positive(const char *s)
-{
-    char *end;
-    long v;
-
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    v = strtol(s, &end, 10);
-    return (*end == '\0' && v > 0 && v < 1000000) ? v : -1;
-}
-
 /* The container that carries the job's env: the first one that has it. */
 static const cJSON *
 job_env_container(const cJSON *pod)
@@ -234,7 +221,7 @@ read_shape(const cJSON *pod, struct workload *w)
         nnodes = colon + 1;
         w->elastic = true;
     }
-    if ((n = parse_positive(nnodes)) > 0) {
+    if ((n = pod_text_count(nnodes)) > 0) {
         w->pods = n;
         w->pods_known = true;
     }
@@ -242,7 +229,7 @@ read_shape(const cJSON *pod, struct workload *w)
      * NUM_PROCESSES: one JAX process per pod (Training Operator v1
      * pkg/controller.v1/jax/envvar.go setPodEnv). */
     if (!w->pods_known && is_jax_pod(pod) &&
-        (n = parse_positive(containers_env(pod, "NUM_PROCESSES"))) > 0) {
+        (n = pod_text_count(containers_env(pod, "NUM_PROCESSES"))) > 0) {
         w->pods = n;
         w->pods_known = true;
     }
@@ -256,7 +243,7 @@ read_shape(const cJSON *pod, struct workload *w)
     if (nproc == NULL && w->trainer_mpi)
         nproc = containers_env(pod, "OMPI_MCA_orte_set_default_slots");
     /* "auto" and "gpu" mean one process per GPU of the pod. */
-    n = parse_positive(nproc);
+    n = pod_text_count(nproc);
     w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);
     w->has_master = pod_env(c, "MASTER_ADDR") != NULL ||
                     pod_env(c, "PET_MASTER_ADDR") != NULL;
