@@ -8,7 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "labels.h"
 #include "pod.h"
@@ -266,18 +265,6 @@ has_dra_claims(const cJSON *pod)
     return false;
 }
 
-/* Case-insensitive: whether s holds word. */
-static bool
-has_word(const char *s, const char *word)
-{
-    size_t n = strlen(word);
-
-    for (; s && *s; s++)
-        if (strncasecmp(s, word, n) == 0)
-            return true;
-    return false;
-}
-
 /*
  * A pod joins a ComputeDomain by claiming its IMEX channel: a
  * ResourceClaimTemplate the DRA driver makes under the name the
@@ -288,6 +275,13 @@ has_word(const char *s, const char *word)
  * ("imex-channel-0", "<domain>-channel", "compute-domain-channel").
  * A GPU, RDMA NIC or other DRA claim is not one.
  */
+/* Whether s (may be NULL) holds word, ignoring case. */
+static bool
+holds(const char *s, const char *word)
+{
+    return s && strcasestr(s, word) != NULL;
+}
+
 static bool
 is_channel_claim(const cJSON *claim)
 {
@@ -299,8 +293,8 @@ is_channel_claim(const cJSON *claim)
 
     for (size_t f = 0; f < 3; f++)
         for (size_t i = 0; i < 4; i++)
-            if (has_word(json_string(claim, fields[f]), words[i]) ||
-                has_word(json_string(source, fields[f]), words[i]))
+            if (holds(json_string(claim, fields[f]), words[i]) ||
+                holds(json_string(source, fields[f]), words[i]))
                 return true;
     return false;
 }
