@@ -159,15 +159,6 @@ rest_after(const char *path, const char *field)
     return NULL;
 }
 
-static bool
-asks_gpu(const cJSON *pod)
-{
-    struct workload w;
-
-    workload_read(pod, &w);
-    return w.any_gpu || w.bad_value;
-}
-
 /* The pod group a path into the object's templates belongs to, or NULL. */
 static const struct pod_group *
 group_of(const struct audit_item *it, const char *path)
@@ -253,17 +244,17 @@ audit_unread_field(const struct audit_item *it, const cJSON *obj,
         return NULL;
     for (size_t i = 0; i < it->n_pods; i++) {
         governed = governed || it->pods[i].ignored == NULL;
-        gpus = gpus || asks_gpu(it->pods[i].group->pod);
+        gpus = gpus || workload_asks_gpu(it->pods[i].group->pod);
     }
     if (!gpus)
         return "no pod of it asks for " RESOURCE_GPU;
     if (label)
         return key || label[0] == '\0' || label_read(label)
                    ? NULL
-                                        : "a label topogate does not read";
+                   : "a label topogate does not read";
     if (!governed)
         return "topogate governs none of its pods";
-    if ((g = group_of(it, path)) != NULL && !asks_gpu(g->pod))
+    if ((g = group_of(it, path)) != NULL && !workload_asks_gpu(g->pod))
         return "in a pod template that asks for no " RESOURCE_GPU;
     if (it->e.job.elastic && elastic_size_field(path) &&
         cJSON_IsNumber(json_get(json_get(json_get(obj, "spec"),

@@ -175,13 +175,11 @@ expand_unknown(const cJSON *obj, struct expansion *e, const char *what)
 
     look(json_get(obj, "spec"), NULL, 0, &f);
     for (size_t i = 0; i < f.n; i++) {
-        struct workload w;
         cJSON *pod =
             podbuild_from_template(f.templates[i], e->namespace, e->name);
         if (pod == NULL)
             return -1;
-        workload_read(pod, &w);
-        gpus = gpus || w.any_gpu || w.bad_value;
+        gpus = gpus || workload_asks_gpu(pod);
         cJSON_Delete(pod);
     }
     if (!gpus || f.too_many)

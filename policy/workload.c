@@ -384,6 +384,15 @@ workload_warn_null(const struct workload *w, struct decision *d)
                             "drops it); remove it");
 }
 
+bool
+workload_asks_gpu(const cJSON *pod)
+{
+    struct workload w;
+
+    workload_read(pod, &w);
+    return w.any_gpu || w.bad_value;
+}
+
 long
 workload_world(const struct workload *w)
 {

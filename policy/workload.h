@@ -65,6 +65,9 @@ void workload_read(const cJSON *pod, struct workload *w);
  */
 int workload_warn_null(const struct workload *w, struct decision *d);
 
+/* Whether the pod asks for a GPU at all: a count, even one not readable. */
+bool workload_asks_gpu(const cJSON *pod);
+
 /* World size: pods x processes per pod. */
 long workload_world(const struct workload *w);
 
