@@ -35,6 +35,13 @@ held_in_one_zone(const cJSON *spec)
     return pinned;
 }
 
+/* A multi-pod job with RDMA NICs whose nodes may be in several zones. */
+static bool
+may_span_zones(const struct zone_set *z, long pods, const cJSON *spec)
+{
+    return pods >= 2 && z->nics && z->n >= 2 && !held_in_one_zone(spec);
+}
+
 int
 zones_warn(const struct zone_set *z, long pods, const cJSON *spec,
            struct decision *d)
@@ -43,7 +50,7 @@ zones_warn(const struct zone_set *z, long pods, const cJSON *spec,
     char *zones;
     int rc;
 
-    if (pods < 2 || !z->nics || z->n < 2 || held_in_one_zone(spec))
+    if (!may_span_zones(z, pods, spec))
         return 0;
     for (size_t i = 0; i < z->n; i++)
         strbuf_printf(&sb, "%s%s", i ? ", " : "", z->names[i]);
@@ -130,7 +137,7 @@ zones_patch(const struct zone_set *z, long pods, const cJSON *pod,
     const cJSON *spec = json_get(pod, "spec");
     cJSON *labels, *term;
 
-    if (pods < 2 || !z->nics || z->n < 2 || held_in_one_zone(spec))
+    if (!may_span_zones(z, pods, spec))
         return 0;
     if ((labels = job_labels(pod)) == NULL)
         return -1;
