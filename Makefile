@@ -132,8 +132,13 @@ test: test-deps fuzz-deps
 	@$(MAKE) --no-print-directory chart-test
 	@echo "all tests passed"
 
+# jsonread's verdicts against Python's json module, an independent reader.
+JSONREAD_ORACLE = /usr/bin/python3 test/unit/jsonread_oracle.py \
+	$(BUILD)/unit/test_webhook_jsonread
+
 sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
+	@$(JSONREAD_ORACLE)
 	@test/kube/run.sh $(BUILD)
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate
@@ -148,6 +153,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 
 unit: all $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
+	@$(JSONREAD_ORACLE)
 
 golden: all
 	@test/golden/run.sh $(BUILD)/topogate

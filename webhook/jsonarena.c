@@ -92,8 +92,8 @@ arena_alloc(size_t n)
     return p;
 }
 
-static void *
-hook_malloc(size_t n)
+void *
+jsonarena_malloc(size_t n)
 {
     return arena_on ? arena_alloc(n) : malloc(n);
 }
@@ -121,7 +121,7 @@ arena_thread_exit(void *unused)
 static void
 arena_install(void)
 {
-    cJSON_Hooks hooks = {.malloc_fn = hook_malloc, .free_fn = hook_free};
+    cJSON_Hooks hooks = {.malloc_fn = jsonarena_malloc, .free_fn = hook_free};
 
     if (pthread_key_create(&arena_key, arena_thread_exit) != 0)
         return; /* no arena: cJSON keeps malloc() */

@@ -17,6 +17,7 @@
 #define TOPOGATE_JSONARENA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * From now until jsonarena_end(), cJSON allocations on this thread come
@@ -37,5 +38,12 @@ bool jsonarena_end(void);
  * (and harmless before the reset).
  */
 void jsonarena_reset(void);
+
+/*
+ * n bytes as cJSON's hooks allocate them on this thread now: from the
+ * arena between begin and end, else malloc(). For a parser that builds
+ * cJSON nodes itself (jsonread.c); NULL when out of memory.
+ */
+void *jsonarena_malloc(size_t n);
 
 #endif

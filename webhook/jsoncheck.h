@@ -1,12 +1,12 @@
 /*
- * jsoncheck.h - what cJSON would read differently from the apiserver.
+ * jsoncheck.h - what a cJSON tree would read differently from the apiserver.
  *
- * cJSON keeps a string as a C string: "true\u0000x" is read as "true",
- * and bytes that are not UTF-8 are kept as they are and echoed into the
- * response, which is then not JSON. Of two members of one object with the
- * same name cJSON finds the first, Go's encoding/json keeps the last. A
- * review with any of these is refused (400) rather than decided on
- * something other than what the apiserver stored.
+ * Of two members of one object with the same name cJSON finds the first,
+ * Go's encoding/json keeps the last: a review with such an object is
+ * refused (400) rather than decided on something other than what the
+ * apiserver stored. The text's own faults (bytes that are not UTF-8,
+ * \u0000, lone surrogates) are refused by the parse, jsonread.h, which
+ * reads UTF-8 sequences with jsoncheck_utf8().
  *
  * Nothing here allocates except jsoncheck_unique_keys() for very large
  * objects; nothing is kept.
@@ -17,16 +17,6 @@
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
-
-/*
- * Scans json[0..len) as text, before any parse. 0 when every byte is UTF-8
- * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), no
- * byte is a control character other than tab, line feed and carriage
- * return, and no \u escape is \u0000 or half of a surrogate pair. Else -1
- * with a one-line reason (naming the byte offset) in msg. Escapes that are
- * otherwise malformed are left for the parser to refuse.
- */
-int jsoncheck_text(const char *json, size_t len, char *msg, size_t size);
 
 /*
  * The length of the UTF-8 sequence at s (1 to 4; at most avail bytes are

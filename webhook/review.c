@@ -17,8 +17,8 @@
 #include "jsonpatch.h"
 #include "webhook/jsonarena.h"
 #include "webhook/jsoncheck.h"
+#include "webhook/jsonread.h"
 #include "webhook/jsonout.h"
-#include "webhook/jsonstrip.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
 #include "policy/view.h"
@@ -251,28 +251,6 @@ remember(struct review_result *out, const struct admission *req,
     out->n_ops = d->n_ops;
 }
 
-/*
- * The review's tree, parsed without managedFields, or NULL with *end at
- * the first byte cJSON could not take. The Opts form reports the error
- * position there, not in a global.
- */
-static cJSON *
-review_parse(const char *body, size_t len, const char **end)
-{
-    size_t slen;
-    char *stripped = jsonstrip_managed_fields(body, len, &slen);
-    cJSON *root;
-
-    if (stripped == NULL)
-        return cJSON_ParseWithLengthOpts(body, len, end, 0);
-    root = cJSON_ParseWithLengthOpts(stripped, slen, NULL, 0);
-    free(stripped);
-    /* Where the error is in the bytes that were sent. */
-    if (root == NULL)
-        cJSON_Delete(cJSON_ParseWithLengthOpts(body, len, end, 0));
-    return root;
-}
-
 int
 review_respond(const struct snapshot *s, const struct view *view,
                const char *body, size_t len,
@@ -280,7 +258,7 @@ review_respond(const struct snapshot *s, const struct view *view,
 {
     struct admission req;
     struct decision d;
-    const char *end = body;
+    enum jsonread_status status;
     char msg[256];
     cJSON *root;
     bool arena;
@@ -288,28 +266,21 @@ review_respond(const struct snapshot *s, const struct view *view,
 
     memset(out, 0, sizeof(*out));
     /*
-     * Before the parse: what cJSON would read as something else than the
-     * apiserver stored (a string cut at \u0000) or echo as bytes that are
-     * not JSON (invalid UTF-8) is refused, never decided on.
-     */
-    if (jsoncheck_text(body, len, msg, sizeof(msg)) < 0)
-        return fail(out, 400, msg);
-    /*
      * The review is only read: parsed into this thread's arena, it is
-     * dropped at once at the end instead of freed node by node.
+     * dropped at once at the end instead of freed node by node. What
+     * cJSON would read as something else than the apiserver stored (a
+     * string cut at \u0000) or echo as bytes that are not JSON is refused
+     * by the parse (jsonread.h), never decided on.
      */
     arena = jsonarena_begin() == 0;
-    root = review_parse(body, len, &end);
-    if (jsonarena_end()) {
+    status = jsonread(body, len, &root, msg, sizeof(msg));
+    if (jsonarena_end() || status == JSONREAD_NO_MEMORY) {
         jsonarena_reset();
         return fail(out, 500, "out of memory");
     }
-    if (root == NULL) {
+    if (status != JSONREAD_OK) {
         if (arena)
             jsonarena_reset();
-        snprintf(msg, sizeof(msg),
-                 "malformed JSON near byte %td (or nested too deeply)",
-                 end - body);
         return fail(out, 400, msg);
     }
     decision_init(&d);

@@ -36,6 +36,11 @@ malformed-json malformed-missing-object malformed-uid-not-string
 malformed-v1beta1-apiversion non-pod-kind-ignored
 """.split()
 
+JSONREAD_SEEDS = """
+hyperpod-ml-prefix mpijob-worker-1gpu-deny malformed-json non-pod-kind-ignored
+k8s-testdata--admission.k8s.io.v1.AdmissionReview
+""".split()
+
 MANIFESTS = """
 adt-fsdp-hyperpod-pytorchjob.yaml adt-megatron-pytorchjob-multidoc.yaml
 aicr-trainjob-placeholder.yaml doeks-mpijob-imagenet-1gpu.yaml
@@ -84,6 +89,14 @@ def main():
     for name in sorted(os.listdir(shared_reviews)):
         if name.endswith(".json"):
             shutil.copy(os.path.join(shared_reviews, name), d)
+
+    # The review's parser alone: a few reviews, and every kind of value.
+    j = fresh("jsonread")
+    for name in JSONREAD_SEEDS:
+        shutil.copy(os.path.join(d, name + ".json"), j)
+    with open(os.path.join(j, "values.json"), "w") as f:
+        f.write('[0,-0,1.5e-3,"a\\u00e9\\ud83d\\ude00\\n",true,false,null,'
+                '{"managedFields":[{"f:x":{}}]}]')
 
     d = fresh("policy")
     policy = os.path.join(REPO, "deploy/policy.yaml")

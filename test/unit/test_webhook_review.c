@@ -104,7 +104,8 @@ test_envelope(void)
 
     r = respond("{\"a\":");
     CHECK_INT(r.http_status, 400);
-    CHECK(strstr(r.body, "malformed JSON near byte 4") != NULL);
+    CHECK(strstr(r.body, "malformed JSON at byte 5: expected a value, the "
+                          "text ends") != NULL);
     review_result_free(&r);
 }
 

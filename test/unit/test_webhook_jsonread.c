@@ -1,0 +1,553 @@
+/*
+ * webhook/jsonread.c, the review's parser:
+ * - a table of texts and the reason each is refused with;
+ * - strings of random pieces against a byte-at-a-time reference decoder;
+ * - every review in the repository (and ../shared's, when it is there),
+ *   then each one cut, with a byte changed, dropped or added, against
+ *   cJSON's own parser: whatever jsonread takes, cJSON takes too and
+ *   builds the same tree (number bits, links and all), managedFields
+ *   emptied.
+ *
+ * With --print FILE..., prints for each file "ok " and the tree as
+ * cJSON prints it, or "error " and the reason, one line each: what
+ * test/unit/jsonread_oracle.py compares with Python's json module.
+ */
+#include <glob.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "test/unit/check.h"
+#include "webhook/jsonread.h"
+
+static enum jsonread_status
+parse(const char *s, size_t len, cJSON **root, char *msg, size_t size)
+{
+    return jsonread(s, len, root, msg, size);
+}
+
+/* Each row: bytes, 0 or -1, and how the reason begins. */
+static void
+test_table(void)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        const char *msg;
+    } rows[] = {
+        {"{\"a\":\"plain ascii, long enough for the word path\"}", 0, ""},
+        {"{\"a\":\"x\\u0000y\"}", -1, "\\u0000 in a string at byte 7:"},
+        {"{\"a\":\"\\u0000\"}", -1, "\\u0000 in a string at byte 6:"},
+        {"{\"a\":\"\\\\u0000\"}", 0, ""}, /* an escaped backslash, then text */
+        {"{\"a\":\"\\\\\\u0000\"}", -1, "\\u0000 in a string at byte 8:"},
+        {"{\"a\":\"\\u0001 \\u001f \\u007f\"}", 0, ""},
+        {"{\"a\":\"\\ud83d\\ude00\"}", 0, ""},
+        {"{\"a\":\"\\uD83D\\uDE00\"}", 0, ""},
+        {"{\"a\":\"\\ud800\"}", -1, "lone surrogate \\ud800 at byte 6:"},
+        {"{\"a\":\"\\ud800x\\udc00\"}", -1, "lone surrogate \\ud800 at byte 6:"},
+        {"{\"a\":\"\\ud800\\u0041\"}", -1, "lone surrogate \\ud800 at byte 6:"},
+        {"{\"a\":\"\\udc00\"}", -1, "lone surrogate \\udc00 at byte 6:"},
+        {"{\"a\":\"\\ude00\\ud83d\"}", -1, "lone surrogate \\ude00 at byte 6:"},
+        {"\"\\ud800", -1, "lone surrogate \\ud800 at byte 1:"},
+        {"\"\\u00", -1, "malformed JSON at byte 1: \\u needs four hex"},
+        {"\"\\uzzzz\"", -1, "malformed JSON at byte 1: \\u needs four hex"},
+        {"\"\\x\"", -1, "malformed JSON at byte 1: not a JSON escape"},
+        {"\"\\", -1, "malformed JSON at byte 1: a string is not closed"},
+        {"{\"a\":\"caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80\"}", 0, ""},
+        {"{\"a\":\"\xff\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xc3\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xc0\xaf\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xe0\x80\xaf\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xed\xa0\x80\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xf4\x90\x80\x80\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\"\xf0\x9f\x98\"}", -1, "invalid UTF-8 at byte 6:"},
+        {"{\"a\":\xff}", -1, "invalid UTF-8 at byte 5:"},
+        {"{\"a\":\"1\x01\"}", -1, "control character 0x01 at byte 7:"},
+        {"{\"a\":\"1\n\"}", -1, "control character 0x0a at byte 7:"},
+        {"{\"a\":\x01\"1\"}", -1, "control character 0x01 at byte 5:"},
+        {"{\"a\":\t\r\n\"1\"}", 0, ""},
+        {" [ 1 , { } , [ ] , \"\" , null , true , false ] ", 0, ""},
+        /* RFC 8259's numbers, and what cJSON let through */
+        {"[0,-0,1,-1,0.5,-0.5e-3,1E+2,12345678901234567890,1e999]", 0, ""},
+        {"01", -1, "malformed JSON at byte 1: a number does not begin with 0"},
+        {"[-01]", -1, "malformed JSON at byte 3: a number does not begin"},
+        {"1.", -1, "malformed JSON at byte 2: a number needs a digit after"},
+        {"1.e5", -1, "malformed JSON at byte 2: a number needs a digit after"},
+        {"1e", -1, "malformed JSON at byte 2: a number needs a digit in"},
+        {"1e+", -1, "malformed JSON at byte 3: a number needs a digit in"},
+        {"-", -1, "malformed JSON at byte 1: a number needs a digit here"},
+        {"-a", -1, "malformed JSON at byte 1: a number needs a digit here"},
+        {"+1", -1, "malformed JSON at byte 0: expected a value"},
+        {".5", -1, "malformed JSON at byte 0: expected a value"},
+        {"[1234567890123456789012345678901234567890123456789012345678901234]",
+         -1, "malformed JSON at byte 1: a number longer than 63 bytes"},
+        {"{\"a\":1}x", -1, "malformed JSON at byte 7: bytes after the JSON"},
+        {"{\"a\":1}{}", -1, "malformed JSON at byte 7: bytes after the JSON"},
+        {"\xef\xbb\xbf{}", -1, "malformed JSON at byte 0: expected a value"},
+        {"", -1, "malformed JSON at byte 0: expected a value, the text ends"},
+        {"   ", -1, "malformed JSON at byte 3: expected a value, the text"},
+        {"{", -1, "malformed JSON at byte 1: expected a member's name"},
+        {"{\"a\"", -1, "malformed JSON at byte 4: expected ':' after"},
+        {"{\"a\":", -1, "malformed JSON at byte 5: expected a value, the"},
+        {"{\"a\":1", -1, "malformed JSON at byte 6: expected ',' or '}'"},
+        {"{\"a\":1,}", -1, "malformed JSON at byte 7: expected a member's"},
+        {"{a:1}", -1, "malformed JSON at byte 1: expected a member's name"},
+        {"[1,]", -1, "malformed JSON at byte 3: expected a value"},
+        {"[1 2]", -1, "malformed JSON at byte 3: expected ',' or ']'"},
+        {"[tru]", -1, "malformed JSON at byte 1: expected a value"},
+        {"nul", -1, "malformed JSON at byte 0: expected a value"},
+        {"[nulls]", -1, "malformed JSON at byte 5: expected ',' or ']'"},
+    };
+    char msg[256];
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cJSON *root = NULL;
+        int rc = parse(rows[i].in, strlen(rows[i].in), &root, msg, sizeof(msg));
+
+        if (rc != rows[i].rc ||
+            strncmp(msg, rows[i].msg, strlen(rows[i].msg)) != 0)
+            fprintf(stderr, "row %zu: %d %s\n", i, rc, msg);
+        CHECK_INT(rc, rows[i].rc);
+        CHECK(strncmp(msg, rows[i].msg, strlen(rows[i].msg)) == 0);
+        CHECK((root != NULL) == (rc == 0));
+        cJSON_Delete(root);
+    }
+    /* A raw NUL byte, which strlen() would not see. */
+    cJSON *root;
+    CHECK_INT(parse("{\"a\":\"x\0y\"}", 11, &root, msg, sizeof(msg)), -1);
+    CHECK_STR(msg, "control character 0x00 at byte 7: JSON needs it escaped");
+}
+
+/* Values, as cJSON would hold them. */
+static void
+test_values(void)
+{
+    const char *in = "{\"s\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\te\\u00e9\\u20ac"
+                     "\\ud83d\\ude00\",\"n\":-0,\"i\":3000000000,"
+                     "\"f\":-2.5e-3,\"t\":true,\"z\":null,\"e\":[],\"o\":{}}";
+    char msg[256];
+    cJSON *root, *n;
+
+    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), 0);
+    CHECK_STR(cJSON_GetObjectItem(root, "s")->valuestring,
+              "a\"b\\c/d\b\f\n\r\te\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    n = cJSON_GetObjectItem(root, "n");
+    CHECK(cJSON_IsNumber(n) && n->valuedouble == 0 && 1 / n->valuedouble < 0);
+    n = cJSON_GetObjectItem(root, "i");
+    CHECK(n->valuedouble == 3e9 && n->valueint == 2147483647);
+    CHECK(cJSON_GetObjectItem(root, "f")->valuedouble == -2.5e-3);
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(root, "t")));
+    CHECK(cJSON_GetObjectItem(root, "t")->valueint == 1);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(root, "z")));
+    CHECK(cJSON_IsArray(cJSON_GetObjectItem(root, "e")));
+    CHECK(cJSON_IsObject(cJSON_GetObjectItem(root, "o")));
+    /* first->prev is the last child, as cJSON's append expects */
+    CHECK(root->child->prev == cJSON_GetObjectItem(root, "o"));
+    cJSON_AddItemToObject(root, "added", cJSON_CreateNull());
+    CHECK(root->child->prev->string != NULL &&
+          strcmp(root->child->prev->string, "added") == 0);
+    cJSON_Delete(root);
+
+    /* managedFields: an array of any depth, checked and not built */
+    in = "{\"metadata\":{\"managedFields\":[{\"f:spec\":{\"f:x\":{}}},1],"
+         "\"name\":\"p\"},\"managedFields\":\"kept: not an array\"}";
+    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), 0);
+    n = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "metadata"),
+                            "managedFields");
+    CHECK(cJSON_IsArray(n) && n->child == NULL);
+    CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "metadata"),
+                                  "name")->valuestring,
+              "p");
+    CHECK_STR(cJSON_GetObjectItem(root, "managedFields")->valuestring,
+              "kept: not an array");
+    cJSON_Delete(root);
+    in = "{\"managedFields\":[{\"a\":\"\xff\"}]}";
+    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), -1);
+    CHECK(strncmp(msg, "invalid UTF-8 at byte 24", 24) == 0);
+    in = "{\"managedFields\":[1,]}";
+    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), -1);
+}
+
+static void
+test_depth(void)
+{
+    static char deep[2 * 1002 + 1];
+    char msg[256];
+    cJSON *root;
+
+    for (int d = 1000; d <= 1001; d++) {
+        memset(deep, '[', (size_t)d);
+        memset(deep + d, ']', (size_t)d);
+        CHECK_INT(parse(deep, 2 * (size_t)d, &root, msg, sizeof(msg)),
+                  d <= 1000 ? 0 : -1);
+        cJSON_Delete(root);
+    }
+    CHECK_STR(msg, "malformed JSON at byte 1000: arrays and objects nested "
+                   "deeper than 1000");
+}
+
+/* --- random strings against a byte-at-a-time reference ----------------- */
+
+static int
+hexval(const char *s)
+{
+    char h[5] = {s[0], s[1], s[2], s[3], 0};
+    char *end;
+    long v;
+
+    if (strspn(h, "0123456789abcdefABCDEF") != 4)
+        return -1;
+    v = strtol(h, &end, 16);
+    return (int)v;
+}
+
+/* RFC 3629 by the bits. */
+static size_t
+utf8_len(const unsigned char *s, size_t avail)
+{
+    size_t n;
+    uint32_t cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xE0) == 0xC0)
+        n = 2, cp = s[0] & 0x1F;
+    else if ((s[0] & 0xF0) == 0xE0)
+        n = 3, cp = s[0] & 0x0F;
+    else if ((s[0] & 0xF8) == 0xF0)
+        n = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (avail < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+        (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+/* Decodes a string's contents s[0..len) into out; -1 where JSON says no. */
+static int
+reference_string(const char *s, size_t len, char *out)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < len) {
+        if (u[i] == '"' || u[i] < 0x20)
+            return -1;
+        if (u[i] >= 0x80) {
+            size_t n = utf8_len(u + i, len - i);
+            if (n == 0)
+                return -1;
+            memcpy(out, s + i, n);
+            out += n, i += n;
+        } else if (u[i] != '\\') {
+            *out++ = s[i++];
+        } else {
+            const char *esc = "\"\"\\\\//b\bf\fn\nr\rt\t";
+            const char *e;
+            long cp;
+
+            if (i + 1 >= len)
+                return -1;
+            if (s[i + 1] != 'u') {
+                for (e = esc; *e && *e != s[i + 1]; e += 2)
+                    ;
+                if (*e == '\0')
+                    return -1;
+                *out++ = e[1];
+                i += 2;
+                continue;
+            }
+            if (i + 6 > len || (cp = hexval(s + i + 2)) < 0 || cp == 0 ||
+                (cp >= 0xDC00 && cp <= 0xDFFF))
+                return -1;
+            i += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                long lo;
+                if (i + 6 > len || s[i] != '\\' || s[i + 1] != 'u' ||
+                    (lo = hexval(s + i + 2)) < 0xDC00 || lo > 0xDFFF)
+                    return -1;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                i += 6;
+            }
+            if (cp < 0x80) {
+                *out++ = (char)cp;
+            } else if (cp < 0x800) {
+                *out++ = (char)(0xC0 | cp >> 6);
+                *out++ = (char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *out++ = (char)(0xE0 | cp >> 12);
+                *out++ = (char)(0x80 | (cp >> 6 & 0x3F));
+                *out++ = (char)(0x80 | (cp & 0x3F));
+            } else {
+                *out++ = (char)(0xF0 | cp >> 18);
+                *out++ = (char)(0x80 | (cp >> 12 & 0x3F));
+                *out++ = (char)(0x80 | (cp >> 6 & 0x3F));
+                *out++ = (char)(0x80 | (cp & 0x3F));
+            }
+        }
+    }
+    *out = '\0';
+    return 0;
+}
+
+static void
+test_strings_random(void)
+{
+    static const char *const pieces[] = {
+        "a",      "bcdefghi", "\\",       "\\u",      "0000",   "d83d",
+        "de00",   "dc00",     "00e9",     "\\\"",     "\n",     "\x01",
+        "\xc3\xa9", "\xc3",   "\xff",     "\xe2\x80\xa8", "\xf0\x9f\x98\x80",
+        "\\\\",   "\\ud800",  "\\udc00",  "\\u0041",  "\\n",    "\\/",
+        "\\q",    "\\uD83D",  "\\uDE00",  "\"",       " ",      "\x7f",
+    };
+    const size_t n_pieces = sizeof(pieces) / sizeof(pieces[0]);
+    char doc[256], want[256], msg[128];
+    unsigned int seed = 16;
+    unsigned long bad = 0, taken = 0;
+
+    for (int round = 0; round < 200000; round++) {
+        size_t len = 0, off = (size_t)(rand_r(&seed) % 8);
+        int k = rand_r(&seed) % 24, ok;
+        cJSON *root;
+        enum jsonread_status rc;
+
+        /* Alignments: the word scan starts anywhere. */
+        memset(doc, ' ', off);
+        len = off;
+        doc[len++] = '"';
+        for (int j = 0; j < k; j++) {
+            const char *p = pieces[rand_r(&seed) % n_pieces];
+            size_t pl = strlen(p);
+
+            if (len + pl + 2 >= sizeof(doc))
+                break;
+            memcpy(doc + len, p, pl);
+            len += pl;
+        }
+        ok = reference_string(doc + off + 1, len - off - 1, want) == 0;
+        doc[len++] = '"';
+        rc = parse(doc, len, &root, msg, sizeof(msg));
+        taken += rc == 0;
+        if ((rc == 0) != ok ||
+            (ok && strcmp(root->valuestring, want) != 0)) {
+            if (bad++ < 5)
+                fprintf(stderr, "differs on '%.*s': %s\n", (int)len, doc,
+                        ok ? "reference took it" : msg);
+        }
+        cJSON_Delete(root);
+    }
+    CHECK_INT(bad, 0);
+    CHECK(taken > 10000); /* both sides of the line were tried */
+}
+
+/* --- against cJSON on reviews and their mutants ------------------------- */
+
+static void
+empty_managed_fields(cJSON *node)
+{
+    for (cJSON *c = node->child; c != NULL; c = c->next) {
+        if (c->string != NULL && strcmp(c->string, "managedFields") == 0 &&
+            cJSON_IsArray(c)) {
+            cJSON_Delete(c->child);
+            c->child = NULL;
+        } else {
+            empty_managed_fields(c);
+        }
+    }
+}
+
+static int
+same_tree(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x, *y, *last = NULL;
+
+    if (a->type != b->type || a->valueint != b->valueint ||
+        memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0)
+        return 0;
+    if ((a->string == NULL) != (b->string == NULL) ||
+        (a->string && strcmp(a->string, b->string) != 0))
+        return 0;
+    if ((a->valuestring == NULL) != (b->valuestring == NULL) ||
+        (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0))
+        return 0;
+    for (x = a->child, y = b->child; x && y; x = x->next, y = y->next) {
+        if (x != a->child && x->prev != last)
+            return 0;
+        if (!same_tree(x, y))
+            return 0;
+        last = x;
+    }
+    return x == NULL && y == NULL && (a->child == NULL || a->child->prev == last);
+}
+
+static char *
+read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+        *len = fread(buf, 1, (size_t)n, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+struct tally {
+    unsigned long inputs, taken, differ;
+};
+
+static void
+against_cjson(const char *s, size_t len, const char *what, struct tally *t)
+{
+    char msg[256];
+    cJSON *mine = NULL, *theirs;
+
+    t->inputs++;
+    if (parse(s, len, &mine, msg, sizeof(msg)) != JSONREAD_OK)
+        return;
+    t->taken++;
+    theirs = cJSON_ParseWithLength(s, len);
+    if (theirs != NULL)
+        empty_managed_fields(theirs);
+    if (theirs == NULL || !same_tree(mine, theirs)) {
+        if (t->differ++ < 5)
+            fprintf(stderr, "%s: jsonread took it, cJSON %s\n", what,
+                    theirs ? "built another tree" : "did not");
+    }
+    cJSON_Delete(mine);
+    cJSON_Delete(theirs);
+}
+
+static void
+test_against_cjson(void)
+{
+    static const char *const where[] = {
+        "test/golden/cases/*.in.json",
+        "test/fuzz/corpus/review/*",
+        "../shared/corpus/admissionreviews/*.json",
+        "../shared/bench/fixtures/*.json",
+    };
+    static const char bytes[] = "\"\\{}[],:0-.eE \n\x01\xc3\xff" "u1";
+    struct tally t = {0};
+    unsigned long files = 0;
+    unsigned int seed = 7;
+
+    for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
+        glob_t g;
+
+        if (glob(where[w], 0, NULL, &g) != 0)
+            continue;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            size_t len = 0;
+            char *s = read_file(g.gl_pathv[i], &len), *m;
+            char what[512];
+
+            if (s == NULL || (m = malloc(len + 2)) == NULL) {
+                free(s);
+                continue;
+            }
+            files++;
+            snprintf(what, sizeof(what), "%s", g.gl_pathv[i]);
+            against_cjson(s, len, what, &t);
+            for (int k = 0; k < 40 && len > 0; k++) {
+                size_t at = (size_t)rand_r(&seed) % len, n = len;
+                char b = bytes[rand_r(&seed) % (sizeof(bytes) - 1)];
+
+                memcpy(m, s, len);
+                switch (k % 4) {
+                case 0: n = at; break;                          /* cut */
+                case 1: m[at] = b; break;                       /* change */
+                case 2: memmove(m + at, m + at + 1, len - at - 1), n--;
+                        break;                                  /* drop */
+                default: memmove(m + at + 1, m + at, len - at), m[at] = b,
+                         n++;                                   /* add */
+                }
+                snprintf(what, sizeof(what), "%s, mutant %d at %zu",
+                         g.gl_pathv[i], k, at);
+                against_cjson(m, n, what, &t);
+            }
+            free(m);
+            free(s);
+        }
+        globfree(&g);
+    }
+    printf("# jsonread against cJSON: %lu files, %lu inputs, %lu taken\n",
+           files, t.inputs, t.taken);
+    CHECK(files >= 100); /* the repository's own cases at least */
+    CHECK_INT(t.differ, 0);
+}
+
+/* Numbers as "%.17g": cJSON's printer keeps 15 digits when they look close. */
+static void
+exact_numbers(cJSON *node)
+{
+    for (cJSON *c = node->child; c != NULL; c = c->next)
+        exact_numbers(c);
+    if (cJSON_IsNumber(node)) {
+        char text[32];
+
+        if (node->valuedouble * 0 != 0)
+            snprintf(text, sizeof(text), "null");
+        else
+            snprintf(text, sizeof(text), "%.17g", node->valuedouble);
+        node->type = cJSON_Raw;
+        node->valuestring = strdup(text);
+    }
+}
+
+static int
+print_files(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        size_t len = 0;
+        char *s = read_file(argv[i], &len), msg[256], *text;
+        cJSON *root;
+
+        if (s == NULL) {
+            printf("error cannot read %s\n", argv[i]);
+            continue;
+        }
+        if (parse(s, len, &root, msg, sizeof(msg)) != JSONREAD_OK) {
+            printf("error %s\n", msg);
+        } else {
+            exact_numbers(root);
+            text = cJSON_PrintUnformatted(root);
+            printf("ok %s\n", text != NULL ? text : "(out of memory)");
+            free(text);
+            cJSON_Delete(root);
+        }
+        free(s);
+    }
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--print") == 0)
+        return print_files(argc - 2, argv + 2);
+    test_table();
+    test_values();
+    test_depth();
+    test_strings_random();
+    test_against_cjson();
+    CHECK_DONE();
+}

@@ -1,0 +1,637 @@
+/* jsonread.c - see jsonread.h. */
+#include "webhook/jsonread.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/jsonarena.h"
+#include "webhook/jsoncheck.h"
+
+#define DEPTH_MAX CJSON_NESTING_LIMIT
+/* cJSON read at most 63 bytes of a number; encoding/json writes <= 24. */
+#define NUMBER_MAX 63
+#define MANAGED_FIELDS "managedFields"
+
+struct reader {
+    const unsigned char *start, *p, *end;
+    unsigned depth;
+    enum jsonread_status status;
+    char *msg;
+    size_t size;
+};
+
+/* Records the first failure only; returns false for `return refuse(...)`. */
+__attribute__((format(printf, 3, 4))) static bool
+refuse(struct reader *r, enum jsonread_status status, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (r->status != JSONREAD_OK)
+        return false;
+    r->status = status;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, r->size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static size_t
+offset(const struct reader *r, const unsigned char *at)
+{
+    return (size_t)(at - r->start);
+}
+
+static bool
+malformed(struct reader *r, const unsigned char *at, const char *what)
+{
+    return refuse(r, JSONREAD_MALFORMED, "malformed JSON at byte %zu: %s",
+                  offset(r, at), what);
+}
+
+static bool
+no_memory(struct reader *r)
+{
+    return refuse(r, JSONREAD_NO_MEMORY, "out of memory");
+}
+
+static bool
+bad_utf8(struct reader *r, const unsigned char *at)
+{
+    return refuse(r, JSONREAD_MALFORMED,
+                  "invalid UTF-8 at byte %zu: a review is UTF-8 text",
+                  offset(r, at));
+}
+
+static bool
+control_character(struct reader *r, const unsigned char *at)
+{
+    return refuse(r, JSONREAD_MALFORMED,
+                  "control character 0x%02x at byte %zu: JSON needs it "
+                  "escaped",
+                  *at, offset(r, at));
+}
+
+/*
+ * A byte where `what` was expected. A control character or a byte that is
+ * not UTF-8 is named as such: that is the fault, wherever it stands.
+ */
+static bool
+unexpected(struct reader *r, const unsigned char *at, const char *what)
+{
+    if (at >= r->end)
+        return malformed(r, at, what);
+    if (*at < 0x20 && *at != '\t' && *at != '\n' && *at != '\r')
+        return control_character(r, at);
+    if (*at >= 0x80 && jsoncheck_utf8(at, (size_t)(r->end - at)) == 0)
+        return bad_utf8(r, at);
+    return malformed(r, at, what);
+}
+
+static void
+skip_space(struct reader *r)
+{
+    const unsigned char *p = r->p;
+
+    while (p < r->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    r->p = p;
+}
+
+static cJSON *
+new_node(struct reader *r)
+{
+    cJSON *n = jsonarena_malloc(sizeof(*n));
+
+    if (n == NULL) {
+        no_memory(r);
+        return NULL;
+    }
+    memset(n, 0, sizeof(*n));
+    return n;
+}
+
+/* Appends item to parent's children; *last is the child before it. */
+static void
+link_child(cJSON *parent, cJSON **last, cJSON *item)
+{
+    if (*last == NULL) {
+        parent->child = item;
+    } else {
+        (*last)->next = item;
+        item->prev = *last;
+    }
+    *last = item;
+}
+
+/* cJSON's own convention, which its append relies on: first->prev = last. */
+static void
+close_children(cJSON *parent, cJSON *last)
+{
+    if (parent != NULL && parent->child != NULL)
+        parent->child->prev = last;
+}
+
+/* --- strings ----------------------------------------------------------- */
+
+#define ONES ((uint64_t)0x0101010101010101u)
+#define HIGHS ((uint64_t)0x8080808080808080u)
+
+/*
+ * Bit 7 of a byte is set where the word holds a byte that ends a plain run
+ * of a string: a control character, '"', '\\', or a byte of a multi-byte
+ * sequence. The lowest flag is exact (a borrow only reaches bytes above).
+ */
+static uint64_t
+string_stops(uint64_t w)
+{
+    uint64_t quote = w ^ (ONES * '"'), slash = w ^ (ONES * '\\');
+
+    return (((w - ONES * 0x20) & ~w) | ((quote - ONES) & ~quote) |
+            ((slash - ONES) & ~slash) | w) &
+           HIGHS;
+}
+
+static bool
+plain_byte(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+static int
+hex4(const unsigned char *s, const unsigned char *end)
+{
+    int v = 0;
+
+    if (end - s < 4)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/*
+ * Checks the escape at q ('\\') and returns the byte after it, or NULL.
+ * \u0000 would end a C string early and a lone surrogate is no character:
+ * both are refused, with the messages the apiserver's client can act on.
+ */
+static const unsigned char *
+escape_end(struct reader *r, const unsigned char *q)
+{
+    const unsigned char *end = r->end;
+    int cp, lo;
+
+    if (end - q < 2) {
+        malformed(r, q, "a string is not closed");
+        return NULL;
+    }
+    switch (q[1]) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r':
+    case 't':
+        return q + 2;
+    case 'u':
+        break;
+    default:
+        malformed(r, q, "not a JSON escape");
+        return NULL;
+    }
+    if ((cp = hex4(q + 2, end)) < 0) {
+        malformed(r, q, "\\u needs four hex digits");
+        return NULL;
+    }
+    if (cp == 0) {
+        refuse(r, JSONREAD_MALFORMED,
+               "\\u0000 in a string at byte %zu: topogate cannot read a "
+               "string with NUL in it as the apiserver stored it",
+               offset(r, q));
+        return NULL;
+    }
+    if (cp < 0xD800 || cp > 0xDFFF)
+        return q + 6;
+    if (cp <= 0xDBFF && end - q >= 12 && q[6] == '\\' && q[7] == 'u' &&
+        (lo = hex4(q + 8, end)) >= 0xDC00 && lo <= 0xDFFF)
+        return q + 12;
+    refuse(r, JSONREAD_MALFORMED,
+           "lone surrogate \\u%04x at byte %zu: not a character",
+           (unsigned)cp, offset(r, q));
+    return NULL;
+}
+
+/*
+ * The closing '"' of the string whose contents begin at q, or NULL. Sets
+ * *escaped when the string holds an escape (and must be decoded).
+ */
+static const unsigned char *
+string_end(struct reader *r, const unsigned char *q, bool *escaped)
+{
+    const unsigned char *end = r->end;
+
+    for (;;) {
+        /* Most of a review is ASCII with no escapes: 8 bytes a step. */
+        while (end - q >= 8) {
+            uint64_t w, stops;
+
+            memcpy(&w, q, 8);
+            if ((stops = string_stops(w)) != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                q += __builtin_ctzll(stops) / 8;
+#endif
+                break;
+            }
+            q += 8;
+        }
+        while (q < end && plain_byte(*q))
+            q++;
+        if (q >= end) {
+            malformed(r, q, "a string is not closed");
+            return NULL;
+        }
+        if (*q == '"')
+            return q;
+        if (*q == '\\') {
+            *escaped = true;
+            if ((q = escape_end(r, q)) == NULL)
+                return NULL;
+        } else if (*q >= 0x80) {
+            size_t n = jsoncheck_utf8(q, (size_t)(end - q));
+
+            if (n == 0) {
+                bad_utf8(r, q);
+                return NULL;
+            }
+            q += n;
+        } else {
+            control_character(r, q);
+            return NULL;
+        }
+    }
+}
+
+static char *
+put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | cp >> 12);
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | cp >> 18);
+        *o++ = (char)(0x80 | (cp >> 12 & 0x3F));
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return o;
+}
+
+/* Decodes s[0..end), whose escapes string_end() has checked, into o. */
+static void
+decode(const unsigned char *s, const unsigned char *end, char *o)
+{
+    while (s < end) {
+        const unsigned char *bs = memchr(s, '\\', (size_t)(end - s));
+        size_t run = (size_t)((bs != NULL ? bs : end) - s);
+        unsigned cp;
+
+        memcpy(o, s, run);
+        o += run;
+        if (bs == NULL)
+            break;
+        s = bs + 2;
+        switch (bs[1]) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u':
+            cp = (unsigned)hex4(bs + 2, end);
+            s = bs + 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) +
+                     ((unsigned)hex4(bs + 8, end) - 0xDC00);
+                s = bs + 12;
+            }
+            o = put_utf8(o, cp);
+            break;
+        default: /* '"', '\\', '/' */
+            *o++ = (char)bs[1];
+            break;
+        }
+    }
+    *o = '\0';
+}
+
+/*
+ * Reads the string at r->p ('"'); with out, a NUL-terminated copy of its
+ * contents goes there (decoded; never longer than the text).
+ */
+static bool
+read_string(struct reader *r, char **out)
+{
+    const unsigned char *from = r->p + 1, *to;
+    bool escaped = false;
+    size_t n;
+
+    if ((to = string_end(r, from, &escaped)) == NULL)
+        return false;
+    r->p = to + 1;
+    if (out == NULL)
+        return true;
+    n = (size_t)(to - from);
+    if ((*out = jsonarena_malloc(n + 1)) == NULL)
+        return no_memory(r);
+    if (escaped) {
+        decode(from, to, *out);
+    } else {
+        memcpy(*out, from, n);
+        (*out)[n] = '\0';
+    }
+    return true;
+}
+
+/* --- numbers and literals ---------------------------------------------- */
+
+static bool
+is_digit(const unsigned char *p, const unsigned char *end)
+{
+    return p < end && *p >= '0' && *p <= '9';
+}
+
+/* strtod() of text[0..n): a number with a fraction, exponent or 16+ digits. */
+__attribute__((noinline)) static double
+number_text_value(const unsigned char *text, size_t n)
+{
+    char buf[NUMBER_MAX + 1];
+
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return strtod(buf, NULL); /* the C locale: topogate never sets one */
+}
+
+static bool
+read_number(struct reader *r, cJSON *node)
+{
+    const unsigned char *s = r->p, *q = s, *end = r->end;
+    uint64_t whole = 0;
+    int digits = 0;
+    bool plain = true;
+    double v;
+
+    if (q < end && *q == '-')
+        q++;
+    if (!is_digit(q, end))
+        return unexpected(r, q, "a number needs a digit here");
+    if (*q == '0') {
+        if (is_digit(++q, end))
+            return malformed(r, q, "a number does not begin with 0");
+    } else {
+        for (; is_digit(q, end); q++, digits++)
+            whole = whole * 10 + (uint64_t)(*q - '0');
+    }
+    if (q < end && *q == '.') {
+        plain = false;
+        if (!is_digit(++q, end))
+            return unexpected(r, q, "a number needs a digit after '.'");
+        while (is_digit(q, end))
+            q++;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        plain = false;
+        if (++q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (!is_digit(q, end))
+            return unexpected(r, q, "a number needs a digit in its exponent");
+        while (is_digit(q, end))
+            q++;
+    }
+    if (q - s > NUMBER_MAX)
+        return malformed(r, s, "a number longer than 63 bytes");
+    r->p = q;
+    if (node == NULL)
+        return true;
+    /* Up to 15 digits an integer is exact in a double: no strtod(). */
+    if (plain && digits <= 15)
+        v = *s == '-' ? -(double)whole : (double)whole;
+    else
+        v = number_text_value(s, (size_t)(q - s));
+    node->type = cJSON_Number;
+    node->valuedouble = v;
+    /* As cJSON fills it: clamped to int. */
+    node->valueint = v >= INT_MAX            ? INT_MAX
+                     : v <= (double)INT_MIN ? INT_MIN
+                                             : (int)v;
+    return true;
+}
+
+static bool
+read_literal(struct reader *r, cJSON *node, const char *word, int type)
+{
+    size_t n = strlen(word);
+
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return malformed(r, r->p, "expected a value");
+    r->p += n;
+    if (node != NULL) {
+        node->type = type;
+        node->valueint = type == cJSON_True;
+    }
+    return true;
+}
+
+/* --- arrays and objects ------------------------------------------------ */
+
+static bool read_value(struct reader *r, cJSON *node);
+
+static bool
+enter(struct reader *r)
+{
+    if (++r->depth > DEPTH_MAX)
+        return malformed(r, r->p,
+                         "arrays and objects nested deeper than 1000");
+    r->p++;
+    skip_space(r);
+    return true;
+}
+
+/* Reads the array at r->p ('['); node NULL: checked, not built. */
+static bool
+read_array(struct reader *r, cJSON *node)
+{
+    cJSON *last = NULL;
+
+    if (node != NULL)
+        node->type = cJSON_Array;
+    if (!enter(r))
+        return false;
+    if (r->p < r->end && *r->p == ']') {
+        r->p++;
+        r->depth--;
+        return true;
+    }
+    for (;;) {
+        cJSON *item = NULL;
+
+        if (node != NULL) {
+            if ((item = new_node(r)) == NULL)
+                return false;
+            link_child(node, &last, item);
+        }
+        if (!read_value(r, item))
+            return false;
+        skip_space(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_space(r);
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']')
+            break;
+        return unexpected(r, r->p, "expected ',' or ']' after an element");
+    }
+    r->p++;
+    r->depth--;
+    close_children(node, last);
+    return true;
+}
+
+static bool
+is_managed_fields(const char *name)
+{
+    return name != NULL && strcmp(name, MANAGED_FIELDS) == 0;
+}
+
+/* Reads the object at r->p ('{'); node NULL: checked, not built. */
+static bool
+read_object(struct reader *r, cJSON *node)
+{
+    cJSON *last = NULL;
+
+    if (node != NULL)
+        node->type = cJSON_Object;
+    if (!enter(r))
+        return false;
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        r->depth--;
+        return true;
+    }
+    for (;;) {
+        cJSON *item = NULL;
+
+        if (r->p >= r->end || *r->p != '"')
+            return unexpected(r, r->p, "expected a member's name in quotes");
+        if (node != NULL) {
+            if ((item = new_node(r)) == NULL)
+                return false;
+            link_child(node, &last, item);
+        }
+        if (!read_string(r, item != NULL ? &item->string : NULL))
+            return false;
+        skip_space(r);
+        if (r->p >= r->end || *r->p != ':')
+            return unexpected(r, r->p, "expected ':' after a member's name");
+        r->p++;
+        skip_space(r);
+        if (item != NULL && r->p < r->end && *r->p == '[' &&
+            is_managed_fields(item->string)) {
+            /* Kept as an empty array: checked, never read. */
+            item->type = cJSON_Array;
+            if (!read_value(r, NULL))
+                return false;
+        } else if (!read_value(r, item)) {
+            return false;
+        }
+        skip_space(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_space(r);
+            continue;
+        }
+        if (r->p < r->end && *r->p == '}')
+            break;
+        return unexpected(r, r->p, "expected ',' or '}' after a member");
+    }
+    r->p++;
+    r->depth--;
+    close_children(node, last);
+    return true;
+}
+
+/* The value at r->p (spaces before it skipped); node NULL: not built. */
+static bool
+read_value(struct reader *r, cJSON *node)
+{
+    if (r->p >= r->end)
+        return malformed(r, r->p, "expected a value, the text ends");
+    switch (*r->p) {
+    case '{':
+        return read_object(r, node);
+    case '[':
+        return read_array(r, node);
+    case '"':
+        if (node != NULL)
+            node->type = cJSON_String;
+        return read_string(r, node != NULL ? &node->valuestring : NULL);
+    case 't':
+        return read_literal(r, node, "true", cJSON_True);
+    case 'f':
+        return read_literal(r, node, "false", cJSON_False);
+    case 'n':
+        return read_literal(r, node, "null", cJSON_NULL);
+    default:
+        if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
+            return read_number(r, node);
+        return unexpected(r, r->p, "expected a value");
+    }
+}
+
+enum jsonread_status
+jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
+{
+    struct reader r = {
+        .start = (const unsigned char *)json,
+        .p = (const unsigned char *)json,
+        .end = (const unsigned char *)json + len,
+        .status = JSONREAD_OK,
+        .msg = msg,
+        .size = size,
+    };
+    cJSON *top;
+    bool ok;
+
+    *root = NULL;
+    if (size > 0)
+        msg[0] = '\0';
+    if ((top = new_node(&r)) == NULL)
+        return r.status;
+    skip_space(&r);
+    ok = read_value(&r, top);
+    if (ok) {
+        skip_space(&r);
+        if (r.p < r.end)
+            ok = unexpected(&r, r.p, "bytes after the JSON value");
+    }
+    if (!ok) {
+        cJSON_Delete(top);
+        return r.status;
+    }
+    *root = top;
+    return JSONREAD_OK;
+}
