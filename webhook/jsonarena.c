@@ -98,6 +98,12 @@ jsonarena_malloc(size_t n)
     return arena_on ? arena_alloc(n) : malloc(n);
 }
 
+bool
+jsonarena_active(void)
+{
+    return arena_on;
+}
+
 /* Pieces of the arena go with its reset; the rest is malloc()'s. */
 static void
 hook_free(void *p)

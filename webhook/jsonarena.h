@@ -46,4 +46,7 @@ void jsonarena_reset(void);
  */
 void *jsonarena_malloc(size_t n);
 
+/* Whether this thread is between jsonarena_begin() and _end(). */
+bool jsonarena_active(void);
+
 #endif
