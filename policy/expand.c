@@ -27,11 +27,11 @@ expand_api_group(const cJSON *obj, char *buf, size_t len)
 static const cJSON *
 at(const cJSON *obj, const char *a, const char *b, const char *c)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    const cJSON *v = json_get(obj, a);
     if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
+        v = json_get(v, b);
     if (c)
-        v = cJSON_GetObjectItemCaseSensitive(v, c);
+        v = json_get(v, c);
     return v;
 }
 
@@ -39,7 +39,7 @@ at(const cJSON *obj, const char *a, const char *b, const char *c)
 static int
 expand_templated(const cJSON *spec, long replicas, struct expansion *e)
 {
-    const cJSON *template = cJSON_GetObjectItemCaseSensitive(spec, "template");
+    const cJSON *template = json_get(spec, "template");
 
     if (!cJSON_IsObject(template))
         return podbuild_note(e, "no pod template (spec.template)");
@@ -61,7 +61,7 @@ expand_jobset(const cJSON *obj, struct expansion *e)
         long per_job = podbuild_long(job_spec, "parallelism", 1);
         char count[24];
         cJSON *pod = podbuild_from_template(
-            cJSON_GetObjectItemCaseSensitive(job_spec, "template"),
+            json_get(job_spec, "template"),
             e->namespace, e->name);
 
         snprintf(count, sizeof(count), "%ld", replicas);
@@ -80,7 +80,7 @@ expand_jobset(const cJSON *obj, struct expansion *e)
 static int
 expand_builtin(const cJSON *obj, const char *group, struct expansion *e)
 {
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    const cJSON *spec = json_get(obj, "spec");
     const char *k = e->kind;
 
     if (group[0] == '\0' && strcmp(k, "Pod") == 0) {
@@ -135,7 +135,7 @@ skip(struct expansion *e, const cJSON *obj, const char *why)
 int
 expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *meta = json_get(obj, "metadata");
     const char *api = json_string(obj, "apiVersion");
     char group[128];
     int rc;
@@ -215,7 +215,7 @@ adds_members(const cJSON *was, const cJSON *now)
     cJSON_ArrayForEach(kv, was)
     {
         const cJSON *same =
-            cJSON_GetObjectItemCaseSensitive(now, kv->string);
+            json_get(now, kv->string);
         if (!cJSON_Compare(kv, same, true))
             return false;
     }

@@ -205,9 +205,9 @@ hard_finding(const struct snapshot *s, const struct admission *req,
 static bool
 spec_unchanged(const struct admission *req)
 {
-    const cJSON *now = cJSON_GetObjectItemCaseSensitive(req->object, "spec");
+    const cJSON *now = json_get(req->object, "spec");
     const cJSON *was =
-        cJSON_GetObjectItemCaseSensitive(req->old_object, "spec");
+        json_get(req->old_object, "spec");
 
     return strcmp(req->operation, "UPDATE") == 0 && was &&
            cJSON_Compare(now, was, true);

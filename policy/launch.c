@@ -109,7 +109,7 @@ launch_read(const cJSON *container, struct launch *l)
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
         cJSON_ArrayForEach(
-            word, cJSON_GetObjectItemCaseSensitive(container, fields[i]))
+            word, json_get(container, fields[i]))
         {
             if (cJSON_IsString(word))
                 scan(word->valuestring, l, &pending, &tok, &tlen);
@@ -136,7 +136,7 @@ each_word(const cJSON *container,
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
         cJSON_ArrayForEach(
-            word, cJSON_GetObjectItemCaseSensitive(container, fields[i]))
+            word, json_get(container, fields[i]))
         {
             const char *s = cJSON_IsString(word) ? word->valuestring : "";
             while (*s) {

@@ -26,8 +26,8 @@ owner_name(enum owner owner)
 static const cJSON *
 spec_field(const cJSON *pod, const char *field)
 {
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-    return cJSON_GetObjectItemCaseSensitive(spec, field);
+    const cJSON *spec = json_get(pod, "spec");
+    return json_get(spec, field);
 }
 
 static bool
@@ -257,9 +257,9 @@ has_dra_claims(const cJSON *pod)
         return true;
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
-        const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+        const cJSON *res = json_get(c, "resources");
         if (cJSON_GetArraySize(
-                cJSON_GetObjectItemCaseSensitive(res, "claims")) > 0)
+                json_get(res, "claims")) > 0)
             return true;
     }
     return false;
