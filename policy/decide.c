@@ -66,7 +66,7 @@ would_patch(const struct decision *d)
         cJSON_AddStringToObject(op, "path", d->ops[i].path);
         cJSON_AddItemToObject(op, "value",
                               cJSON_Duplicate(d->ops[i].value, true));
-        text = cJSON_PrintUnformatted(op);
+        text = json_text(op);
         cJSON_Delete(op);
         if (text == NULL)
             break;
@@ -220,7 +220,7 @@ decide(const struct snapshot *s, const struct admission *req,
         return rc < 0 ? -1 : 0;
     /* The apiserver rejects a bad quantity itself; say why we stand by. */
     if (w.bad_value) {
-        char *value = cJSON_PrintUnformatted(w.bad_value);
+        char *value = json_text(w.bad_value);
         rc = decision_warn(d,
                                "container '%s': %s %s is not a whole number; "
                                "topogate did not check this pod",

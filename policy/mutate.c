@@ -430,7 +430,7 @@ shm_size(const cJSON *spec, const struct target *t)
         return strdup(t->shm);
     if (cJSON_IsString(smallest))
         return strdup(smallest->valuestring);
-    return cJSON_PrintUnformatted(smallest);
+    return json_text(smallest);
 }
 
 /* Says so when a user's /dev/shm is smaller or slower than ours. */

@@ -145,8 +145,20 @@ pod_name(const cJSON *pod)
     return name ? name : "";
 }
 
+char *
+json_text(const cJSON *node)
+{
+    char *printed = cJSON_PrintUnformatted(node), *copy;
+
+    if (printed == NULL)
+        return NULL;
+    copy = strdup(printed);
+    cJSON_free(printed);
+    return copy;
+}
+
 /*
- * json_get() with the first bytes compared before
+ * cJSON_GetObjectItemCaseSensitive() with the first byte compared before
  * strcmp(): a review's decision makes some 900 look-ups, most of them
  * past members whose names begin otherwise. The same answer: the first
  * member named key, NULL for an array or a missing one.

@@ -67,6 +67,13 @@ bool pod_affinity_on(const cJSON *spec, bool (*is_key)(const char *key));
 /* A member of an object (NULL obj or a non-object: NULL). */
 const cJSON *json_get(const cJSON *obj, const char *key);
 
+/*
+ * A node's JSON text, compact, as a malloc()ed string (NULL when out of
+ * memory). cJSON prints with its allocation hooks, which may be a
+ * review's arena (webhook/jsonarena.h): the copy is free()d as usual.
+ */
+char *json_text(const cJSON *node);
+
 /* A string member of an object, or NULL. */
 const char *json_string(const cJSON *obj, const char *key);
 

@@ -355,7 +355,7 @@ workload_warn_null(const struct workload *w, struct decision *d)
     if (!alone &&
         (other = cJSON_IsString(w->null_other)
                      ? strdup(w->null_other->valuestring)
-                     : cJSON_PrintUnformatted(w->null_other)) == NULL)
+                     : json_text(w->null_other)) == NULL)
         return -1;
     if (!alone)
         rc = decision_warn(d,

@@ -10,8 +10,8 @@
  * outside begin/end) cJSON allocates with malloc() as usual, so a tree or
  * text that cJSON makes there is freed the usual way.
  *
- * Only a tree that is read, never changed, may be built in the arena: a
- * node added to it later would come from malloc() and never be freed.
+ * A tree built in the arena must not change after jsonarena_end(): a
+ * node added to it then would come from malloc() and never be freed.
  */
 #ifndef TOPOGATE_JSONARENA_H
 #define TOPOGATE_JSONARENA_H

@@ -266,22 +266,18 @@ review_respond(const struct snapshot *s, const struct view *view,
 
     memset(out, 0, sizeof(*out));
     /*
-     * The review is only read: parsed into this thread's arena, it is
-     * dropped at once at the end instead of freed node by node. What
-     * cJSON would read as something else than the apiserver stored (a
-     * string cut at \u0000) or echo as bytes that are not JSON is refused
-     * by the parse (jsonread.h), never decided on.
+     * Every cJSON node of the review, the parsed one and the decision's,
+     * comes from this thread's arena and is dropped at once at the end
+     * instead of freed node by node. What cJSON would read as something
+     * else than the apiserver stored (a string cut at \u0000) or echo as
+     * bytes that are not JSON is refused by the parse (jsonread.h).
      */
     arena = jsonarena_begin() == 0;
     status = jsonread(body, len, &root, msg, sizeof(msg));
-    if (jsonarena_end() || status == JSONREAD_NO_MEMORY) {
-        jsonarena_reset();
-        return fail(out, 500, "out of memory");
-    }
     if (status != JSONREAD_OK) {
-        if (arena)
-            jsonarena_reset();
-        return fail(out, 400, msg);
+        rc = fail(out, status == JSONREAD_NO_MEMORY ? 500 : 400,
+                  status == JSONREAD_NO_MEMORY ? "out of memory" : msg);
+        goto dropped;
     }
     decision_init(&d);
     if (jsoncheck_unique_keys(root, msg, sizeof(msg)) < 0) {
@@ -307,10 +303,16 @@ review_respond(const struct snapshot *s, const struct view *view,
     rc = 0;
 done:
     decision_free(&d);
+    if (!arena)
+        cJSON_Delete(root);
+dropped:
+    /* An arena that ran out may have left a node out of the decision. */
+    if (jsonarena_end() && out->http_status != 500) {
+        review_result_free(out);
+        rc = fail(out, 500, "out of memory");
+    }
     if (arena)
         jsonarena_reset();
-    else
-        cJSON_Delete(root);
     return rc;
 }
 
