@@ -29,6 +29,38 @@ parse(const char *s, size_t len, cJSON **root, char *msg, size_t size)
     return jsonread(s, len, root, msg, size);
 }
 
+/*
+ * managedFields is checked by skip_value(), everything else by the
+ * building reader: each row of the table, and random texts, inside a
+ * managedFields array and inside an array of a member whose name is as
+ * long, must give the same verdict and the same reason at the same byte.
+ */
+static void
+same_verdict_skipped(const char *text, size_t len, unsigned long *bad)
+{
+    static const char *const names[] = {"managedFields", "managedFieldz"};
+    char doc[2][512], msg[2][256];
+    int rc[2];
+
+    if (len + 32 > sizeof(doc[0]))
+        return;
+    for (int k = 0; k < 2; k++) {
+        size_t n = (size_t)snprintf(doc[k], sizeof(doc[k]), "{\"%s\":[",
+                                    names[k]);
+        cJSON *root = NULL;
+
+        memcpy(doc[k] + n, text, len);
+        memcpy(doc[k] + n + len, "]}", 2);
+        rc[k] = parse(doc[k], n + len + 2, &root, msg[k], sizeof(msg[k]));
+        cJSON_Delete(root);
+    }
+    if (rc[0] != rc[1] || (rc[0] != 0 && strcmp(msg[0], msg[1]) != 0)) {
+        if ((*bad)++ < 5)
+            fprintf(stderr, "skipped and built differ on '%.*s': %s / %s\n",
+                    (int)len, text, msg[0], msg[1]);
+    }
+}
+
 /* Each row: bytes, 0 or -1, and how the reason begins. */
 static void
 test_table(void)
@@ -102,6 +134,7 @@ test_table(void)
         {"[nulls]", -1, "malformed JSON at byte 5: expected ',' or ']'"},
     };
     char msg[256];
+    unsigned long skip_bad = 0;
 
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         cJSON *root = NULL;
@@ -114,7 +147,9 @@ test_table(void)
         CHECK(strncmp(msg, rows[i].msg, strlen(rows[i].msg)) == 0);
         CHECK((root != NULL) == (rc == 0));
         cJSON_Delete(root);
+        same_verdict_skipped(rows[i].in, strlen(rows[i].in), &skip_bad);
     }
+    CHECK_INT(skip_bad, 0);
     /* A raw NUL byte, which strlen() would not see. */
     cJSON *root;
     CHECK_INT(parse("{\"a\":\"x\0y\"}", 11, &root, msg, sizeof(msg)), -1);
@@ -169,6 +204,36 @@ test_values(void)
     CHECK(strncmp(msg, "invalid UTF-8 at byte 24", 24) == 0);
     in = "{\"managedFields\":[1,]}";
     CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), -1);
+}
+
+static void
+test_skip_same_as_build(void)
+{
+    static const char *const pieces[] = {
+        "{", "}", "[", "]", ",", ":", "\"a\"", "\"\\u0000\"", "1", "-0.5e3",
+        "01", "true", "nul", " ", "\"x\":", "{\"k\":[1,{}]}", "\xff", "\x01",
+    };
+    char text[128];
+    unsigned int seed = 1000;
+    unsigned long bad = 0;
+
+    for (int round = 0; round < 100000; round++) {
+        size_t len = 0;
+        int k = 1 + rand_r(&seed) % 12;
+
+        for (int j = 0; j < k; j++) {
+            const char *p = pieces[rand_r(&seed) %
+                                   (sizeof(pieces) / sizeof(pieces[0]))];
+            size_t pl = strlen(p);
+
+            if (len + pl >= sizeof(text))
+                break;
+            memcpy(text + len, p, pl);
+            len += pl;
+        }
+        same_verdict_skipped(text, len, &bad);
+    }
+    CHECK_INT(bad, 0);
 }
 
 static void
@@ -547,6 +612,7 @@ main(int argc, char **argv)
     test_table();
     test_values();
     test_depth();
+    test_skip_same_as_build();
     test_strings_random();
     test_against_cjson();
     CHECK_DONE();
