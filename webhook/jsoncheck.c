@@ -60,9 +60,9 @@ duplicate(char *msg, size_t size, const char *name)
     return -1;
 }
 
-/* The members of one object (n of them, n > 0). */
-static int
-unique_members(const cJSON *object, size_t n, char *msg, size_t size)
+int
+jsoncheck_unique_members(const cJSON *object, size_t n, char *msg,
+                         size_t size)
 {
     const char **names;
     size_t k = 0;
@@ -89,35 +89,4 @@ unique_members(const cJSON *object, size_t n, char *msg, size_t size)
         }
     free(names);
     return rc;
-}
-
-/*
- * The tree under node, an object or array with members. Only members
- * with members of their own are descended into (a leaf, or an empty
- * object, has nothing to check): a review is mostly leaves, and the
- * type is read from the node, not through a call per member.
- */
-static int
-unique_tree(const cJSON *node, char *msg, size_t size)
-{
-    size_t n = 0;
-
-    /* Recursion as deep as the parse's (cJSON stops at 1000 levels). */
-    for (const cJSON *c = node->child; c != NULL; c = c->next) {
-        n++;
-        if (c->child != NULL && unique_tree(c, msg, size) < 0)
-            return -1;
-    }
-    if ((node->type & 0xFF) == cJSON_Object && n > 1)
-        return unique_members(node, n, msg, size);
-    return 0;
-}
-
-int
-jsoncheck_unique_keys(const cJSON *root, char *msg, size_t size)
-{
-    if (root == NULL || !(cJSON_IsObject(root) || cJSON_IsArray(root)) ||
-        root->child == NULL)
-        return 0;
-    return unique_tree(root, msg, size);
 }

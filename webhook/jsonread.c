@@ -685,11 +685,25 @@ is_managed_fields(const char *name)
     return strcmp(name, MANAGED_FIELDS) == 0;
 }
 
+/* Two members with one name: which one counts is not agreed. */
+static bool
+unique_names(struct reader *r, const cJSON *object, size_t members)
+{
+    char why[200];
+
+    if (jsoncheck_unique_members(object, members, why, sizeof(why)) == 0)
+        return true;
+    if (strcmp(why, "out of memory") == 0)
+        return no_memory(r);
+    return refuse(r, JSONREAD_MALFORMED, "%s", why);
+}
+
 /* Reads the object at r->p ('{') into node. */
 static bool
 read_object(struct reader *r, cJSON *node)
 {
     cJSON *last = NULL;
+    size_t members = 0;
 
     node->type = cJSON_Object;
     if (!enter(r))
@@ -705,6 +719,7 @@ read_object(struct reader *r, cJSON *node)
         if (item == NULL)
             return false;
         link_child(node, &last, item);
+        members++;
         if (!read_name(r, &item->string))
             return false;
         if (r->p < r->end && *r->p == '[' && is_managed_fields(item->string)) {
@@ -728,7 +743,7 @@ read_object(struct reader *r, cJSON *node)
     r->p++;
     r->depth--;
     close_children(node, last);
-    return true;
+    return members < 2 || unique_names(r, node, members);
 }
 
 /* The value at r->p (spaces before it skipped), into node. */

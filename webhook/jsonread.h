@@ -14,12 +14,14 @@
  * What it takes is RFC 8259 JSON and nothing else, as the apiserver's
  * encoding/json writes and reads it: no leading zeros, no "1.", no bytes
  * after the value, UTF-8 only (RFC 3629), no control character outside
- * an escape, no \u0000 (a C string would end there) and no lone surrogate
- * (not a character). Nesting deeper than cJSON's limit (1,000) is refused.
+ * an escape, no \u0000 (a C string would end there), no lone surrogate
+ * (not a character) and no object with two members of one name (cJSON
+ * would read the first, encoding/json keeps the last). Nesting deeper
+ * than cJSON's limit (1,000) is refused.
  * The contents of every array that is the value of a member named
  * "managedFields" are checked the same way but not built: the apiserver's
  * record of who set which field is often half of a pod's JSON and no
- * decision reads it.
+ * decision reads it (their names are not checked for twins either).
  *
  * Nodes and strings are allocated as cJSON allocates them (its hooks: in
  * this thread's arena between jsonarena_begin() and _end(), else malloc),

@@ -16,7 +16,6 @@
 
 #include "jsonpatch.h"
 #include "webhook/jsonarena.h"
-#include "webhook/jsoncheck.h"
 #include "webhook/jsonread.h"
 #include "webhook/jsonout.h"
 #include "policy/decide.h"
@@ -280,10 +279,6 @@ review_respond(const struct snapshot *s, const struct view *view,
         goto dropped;
     }
     decision_init(&d);
-    if (jsoncheck_unique_keys(root, msg, sizeof(msg)) < 0) {
-        rc = fail(out, strcmp(msg, "out of memory") == 0 ? 500 : 400, msg);
-        goto done;
-    }
     if (decode(root, &req, msg, sizeof(msg)) < 0) {
         rc = fail(out, 400, msg);
         goto done;

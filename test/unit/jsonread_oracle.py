@@ -11,7 +11,8 @@ webhook/jsonread.c, and checks each verdict against Python:
   refuses; Python takes it -> jsonread takes it, with the same value
   (numbers compared as doubles, every managedFields array emptied),
 - except where jsonread is stricter on purpose, and says so: a string with
-  \\u0000 or a lone surrogate in it, a number longer than 63 bytes.
+  \\u0000 or a lone surrogate in it, a number longer than 63 bytes, an
+  object with two members of one name (outside managedFields).
 """
 import glob
 import json
@@ -59,7 +60,7 @@ def gen_value(rng, depth):
         if rng.random() < 0.05:
             body += ','
         return '[' + body + ']'
-    names = ['"managedFields"', '"spec"', '"a"', '"b"', gen_string(rng)]
+    names = ['"managedFields"', '"spec"', '"a"', '"a"', '"b"', gen_string(rng)]
     members = [sp() + rng.choice(names) + sp() + ':' + sp() +
                gen_value(rng, depth + 1) + sp() for _ in range(n)]
     return '{' + ','.join(members) + '}'
@@ -86,7 +87,20 @@ def refuse_constant(name):
     raise ValueError(name)
 
 
-def check_strings(v):
+class Members(dict):
+    """An object as Python reads it, knowing whether a name came twice."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.twice = len(self) != len(pairs)
+
+
+def check_strings(v, managed=False):
+    """Raises Stricter for what jsonread refuses and Python takes; names
+    twice in one object count outside managedFields arrays only (jsonread
+    checks those without building them)."""
+    if isinstance(v, Members) and v.twice and not managed:
+        raise Stricter('member twice')
     if isinstance(v, str):
         if '\x00' in v:
             raise Stricter('\\u0000')
@@ -96,11 +110,12 @@ def check_strings(v):
             raise Stricter('lone surrogate')
     elif isinstance(v, list):
         for x in v:
-            check_strings(x)
+            check_strings(x, managed)
     elif isinstance(v, dict):
         for k, x in v.items():
             check_strings(k)
-            check_strings(x)
+            check_strings(x, managed or (k == 'managedFields' and
+                                         isinstance(x, list)))
 
 
 def normal(v):
@@ -123,7 +138,8 @@ def oracle(data):
         text = data.decode('utf-8')
         value = json.loads(text, parse_float=number_hook,
                            parse_int=number_hook,
-                           parse_constant=refuse_constant)
+                           parse_constant=refuse_constant,
+                           object_pairs_hook=Members)
         check_strings(value)
     except Stricter as e:
         return 'stricter', str(e)
