@@ -117,7 +117,7 @@ skip_space(struct reader *r)
  * reset drops them with the rest); outside, each is its own malloc() so
  * that cJSON_Delete() can free it.
  */
-static void *
+HOT void *
 piece(struct reader *r, size_t n, size_t align)
 {
     unsigned char *p;
@@ -140,7 +140,7 @@ piece(struct reader *r, size_t n, size_t align)
     return p;
 }
 
-static cJSON *
+HOT cJSON *
 new_node(struct reader *r)
 {
     cJSON *n = piece(r, sizeof(*n), _Alignof(cJSON));
@@ -154,7 +154,7 @@ new_node(struct reader *r)
 }
 
 /* Appends item to parent's children; *last is the child before it. */
-static void
+HOT void
 link_child(cJSON *parent, cJSON **last, cJSON *item)
 {
     if (*last == NULL) {
