@@ -69,10 +69,12 @@ pod_env(const cJSON *container, const char *name)
 {
     const cJSON *e;
 
+    if (name == NULL)
+        return NULL; /* an entry of the user's with no name has no twin */
     cJSON_ArrayForEach(e, json_get(container, "env"))
     {
         const char *n = json_string(e, "name");
-        if (n && strcmp(n, name) == 0)
+        if (n && n[0] == name[0] && strcmp(n, name) == 0)
             return e;
     }
     return NULL;
