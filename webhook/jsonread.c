@@ -547,7 +547,7 @@ read_scalar(struct reader *r, cJSON *node)
 
 static bool read_value(struct reader *r, cJSON *node);
 
-static bool
+HOT bool
 enter(struct reader *r)
 {
     if (++r->depth > DEPTH_MAX)
