@@ -60,9 +60,8 @@ expand_jobset(const cJSON *obj, struct expansion *e)
         long replicas = podbuild_long(rj, "replicas", 1);
         long per_job = podbuild_long(job_spec, "parallelism", 1);
         char count[24];
-        cJSON *pod = podbuild_from_template(
-            json_get(job_spec, "template"),
-            e->namespace, e->name);
+        cJSON *pod = podbuild_from_template(json_get(job_spec, "template"),
+                                            e->namespace, e->name);
 
         snprintf(count, sizeof(count), "%ld", replicas);
         if (pod == NULL || podbuild_label(pod, LABEL_JOBSET, e->name) < 0 ||
@@ -214,8 +213,7 @@ adds_members(const cJSON *was, const cJSON *now)
         return cJSON_Compare(was, now, true);
     cJSON_ArrayForEach(kv, was)
     {
-        const cJSON *same =
-            json_get(now, kv->string);
+        const cJSON *same = json_get(now, kv->string);
         if (!cJSON_Compare(kv, same, true))
             return false;
     }

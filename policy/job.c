@@ -206,8 +206,7 @@ static bool
 spec_unchanged(const struct admission *req)
 {
     const cJSON *now = json_get(req->object, "spec");
-    const cJSON *was =
-        json_get(req->old_object, "spec");
+    const cJSON *was = json_get(req->old_object, "spec");
 
     return strcmp(req->operation, "UPDATE") == 0 && was &&
            cJSON_Compare(now, was, true);

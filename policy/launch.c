@@ -108,8 +108,7 @@ launch_read(const cJSON *container, struct launch *l)
     l->nnodes = l->nproc = l->np = l->world = -1;
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
-        cJSON_ArrayForEach(
-            word, json_get(container, fields[i]))
+        cJSON_ArrayForEach(word, json_get(container, fields[i]))
         {
             if (cJSON_IsString(word))
                 scan(word->valuestring, l, &pending, &tok, &tlen);
@@ -135,8 +134,7 @@ each_word(const cJSON *container,
 
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
-        cJSON_ArrayForEach(
-            word, json_get(container, fields[i]))
+        cJSON_ArrayForEach(word, json_get(container, fields[i]))
         {
             const char *s = cJSON_IsString(word) ? word->valuestring : "";
             while (*s) {

@@ -24,12 +24,10 @@ const cJSON *
 pod_resource(const cJSON *container, const char *resource)
 {
     const cJSON *res = json_get(container, "resources");
-    const cJSON *v = present(json_get(
-        json_get(res, "limits"), resource));
+    const cJSON *v = present(json_get(json_get(res, "limits"), resource));
 
     if (v == NULL)
-        v = present(json_get(
-            json_get(res, "requests"), resource));
+        v = present(json_get(json_get(res, "requests"), resource));
     return v;
 }
 
@@ -40,8 +38,7 @@ pod_null_quantity(const cJSON *container, const char *resource)
     static const char *const maps[] = {"limits", "requests"};
 
     for (size_t i = 0; i < 2; i++)
-        if (cJSON_IsNull(json_get(
-                json_get(res, maps[i]), resource)))
+        if (cJSON_IsNull(json_get(json_get(res, maps[i]), resource)))
             return maps[i];
     return NULL;
 }
