@@ -258,8 +258,7 @@ has_dra_claims(const cJSON *pod)
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
         const cJSON *res = json_get(c, "resources");
-        if (cJSON_GetArraySize(
-                json_get(res, "claims")) > 0)
+        if (cJSON_GetArraySize(json_get(res, "claims")) > 0)
             return true;
     }
     return false;
