@@ -12,37 +12,29 @@
  * it until it closes. server_set_creds() swaps what the next connection
  * gets, so a rotated certificate serves new handshakes at once while
  * connections already open go on with the one they began with.
+ *
+ * A request's body is serverbody.c's, a connection's life serverconn.c's;
+ * server_internal.h has what the three share.
  */
-#include "webhook/server.h"
+#include "webhook/server_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <malloc.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
-#include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
-
-#include <microhttpd.h>
 
 #include "policy/snapshot.h"
 #include "policy/view.h"
-#include "webhook/budget.h"
 #include "webhook/deadline.h"
 #include "webhook/http.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/review.h"
 #include "webhook/tls.h"
-#include "webhook/tlsjoin.h"
-#include "webhook/tlswatch.h"
 
 /*
  * TLS 1.3 and 1.2 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with
@@ -59,23 +51,6 @@
     "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"                          \
     "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:"              \
     "%SERVER_PRECEDENCE"
-
-/*
- * The apiserver keeps a few connections open. When all are taken, a new
- * connection takes the slot of one silent longest (deadline.h), so a
- * flood of idle ones cannot keep a review out. libmicrohttpd's own limit
- * is higher by up to SERVER_SLOTS_SPARE: at its limit it accepts nothing,
- * and a review's connection would wait in the listen queue behind the
- * flood's instead of being let in (or a flood's refused) at once.
- */
-#define SERVER_CONNECTIONS 1000
-#define SERVER_SLOTS_SPARE 256
-/*
- * Descriptors kept for everything but admission connections: listeners,
- * epoll, the pool's wake-up pipes, the log, reloads (48), and the probe
- * listener's connections (probe.c: 256 and 128 spare).
- */
-#define SERVER_FD_RESERVE (48 + 384)
 
 /*
  * Connections from one address. The apiserver keeps at most 25 idle
@@ -106,15 +81,6 @@
 #define SERVER_KEPT_S 120
 
 /*
- * Request bodies in flight, all connections together: past this a
- * request is answered 503 rather than read. 200 clients each announcing
- * 3 MiB and trickling would otherwise take 600 MiB.
- */
-#define SERVER_BODY_BUDGET (32 * 1024 * 1024)
-/* Of it, what large bodies leave to first pieces: 64 of 64 KiB. */
-#define SERVER_BODY_KEEP (4 * 1024 * 1024)
-
-/*
  * Each connection's buffer, for the request headers and a piece of body
  * at a time. libmicrohttpd zeroes it after every request: its 32 KiB
  * default was a 32 KiB memset per review. An apiserver's headers are
@@ -122,65 +88,11 @@
  */
 #define SERVER_CONN_MEMORY (16 * 1024)
 
-/* The first allocation for a chunked body, whose length is not known. */
-#define SERVER_CHUNK (64 * 1024)
-
-#define SERVER_JSON "application/json"
-
 /* The 500 answer when there is not even memory to build one. */
 static char server_oom_body[] =
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
     "\"status\":\"Failure\",\"message\":\"out of memory\","
     "\"reason\":\"InternalError\",\"code\":500}";
-
-struct server {
-    struct MHD_Daemon *daemon;
-    struct metrics *metrics; /* borrowed */
-    struct deadline *deadline;
-    /* lock guards the next two pointers, not what they point to. */
-    pthread_mutex_t lock;
-    struct snapshot *snapshot;
-    struct view *view; /* the cluster view, or NULL */
-    struct tls_creds *creds; /* what the next connection is given */
-    atomic_int in_flight;    /* requests between headers and completion */
-    atomic_uint started;     /* requests ever begun: shows a quiet spell */
-    struct budget bodies;    /* bytes of request bodies held */
-};
-
-/* libmicrohttpd's socket context: what one connection holds. */
-struct server_conn {
-    struct deadline_conn *deadline; /* its watchdog record */
-    struct tls_creds *creds;        /* the credentials of its handshake */
-    struct tls_join join;           /* sends its answers in one piece */
-    struct tls_watch watch;         /* tells deadline what comes in */
-};
-
-struct request {
-    uint64_t start; /* CLOCK_MONOTONIC ns: the request line was in */
-    char *body;     /* NUL-terminated once complete */
-    size_t len;
-    size_t cap;
-    int refuse; /* 413, 500 or 503: answer this instead of a review */
-};
-
-/* What server_connection() made for conn; NULL if it made nothing. */
-static struct server_conn *
-server_conn_of(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *info;
-
-    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return info != NULL ? info->socket_context : NULL;
-}
-
-/* The watchdog record of a connection; NULL if it has none. */
-static struct deadline_conn *
-server_conn(struct MHD_Connection *conn)
-{
-    struct server_conn *sc = server_conn_of(conn);
-
-    return sc != NULL ? sc->deadline : NULL;
-}
 
 /* http_reply() with a body, its header and body sent together. */
 static enum MHD_Result
@@ -218,8 +130,7 @@ server_snapshot(struct server *srv, struct view **view)
     return s;
 }
 
-/* Answers code with a metav1.Status body; a 500 if that cannot be built. */
-static enum MHD_Result
+enum MHD_Result
 server_error(struct server *srv, struct MHD_Connection *conn, int code,
              const char *message, const char *allow)
 {
@@ -233,154 +144,6 @@ server_error(struct server *srv, struct MHD_Connection *conn, int code,
     metrics_http(srv->metrics, code);
     return server_reply(conn, (unsigned int)code, body, strlen(body), true,
                         allow);
-}
-
-/* "application/json" in any case, maybe followed by "; parameters". */
-static bool
-server_is_json(const char *ctype)
-{
-    static const char want[] = SERVER_JSON;
-
-    if (ctype == NULL)
-        return false;
-    ctype += strspn(ctype, " \t");
-    if (strncasecmp(ctype, want, sizeof(want) - 1) != 0)
-        return false;
-    ctype += sizeof(want) - 1;
-    ctype += strspn(ctype, " \t");
-    return *ctype == '\0' || *ctype == ';';
-}
-
-static void server_grow(struct server *srv, struct request *req, size_t cap);
-
-/* First call: the headers are in, no body has been read yet. */
-static enum MHD_Result
-server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
-             const char *method, void **con_cls)
-{
-    struct deadline_conn *dc = server_conn(conn);
-    struct request *req;
-    const char *clen;
-
-    if (dc != NULL)
-        deadline_request_head(dc);
-    req = calloc(1, sizeof(*req));
-    if (req == NULL)
-        return server_error(srv, conn, 500, "out of memory", NULL);
-    req->start = dc != NULL ? deadline_since(dc) : deadline_now();
-    *con_cls = req;
-    atomic_fetch_add(&srv->in_flight, 1);
-    atomic_fetch_add(&srv->started, 1);
-
-    if (strcmp(url, "/mutate") != 0) {
-        log_debug("not found: %s %s", method, url);
-        return server_error(srv, conn, 404,
-                            "not found: reviews go to POST /mutate", NULL);
-    }
-    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-        return server_error(srv, conn, 405,
-                            "method not allowed: reviews are POSTed",
-                            MHD_HTTP_METHOD_POST);
-    if (!server_is_json(MHD_lookup_connection_value(
-            conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
-        return server_error(srv, conn, 415,
-                            "unsupported media type: send application/json",
-                            NULL);
-    clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                       MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (clen != NULL) {
-        char *end;
-        unsigned long long n;
-
-        errno = 0;
-        n = strtoull(clen, &end, 10);
-        if (errno != 0 || end == clen || *end != '\0')
-            return server_error(srv, conn, 400, "invalid content length", NULL);
-        if (n > SERVER_BODY_MAX) {
-            log_warnx("refused a review of %llu bytes: over %d", n,
-                      SERVER_BODY_MAX);
-            return server_error(srv, conn, 413,
-                                "request entity too large: a review is at "
-                                "most 3 MiB",
-                                NULL);
-        }
-        /*
-         * Known length: one allocation up to SERVER_CHUNK (every pod the
-         * apiserver sends but the largest); above it the buffer grows
-         * with what arrives, so a length announced and never sent holds
-         * nothing.
-         */
-        server_grow(srv, req, (size_t)n + 1 < SERVER_CHUNK ? (size_t)n + 1
-                                                           : SERVER_CHUNK);
-    }
-    return MHD_YES;
-}
-
-/* Frees the body and gives its bytes back to the budget. */
-static void
-server_drop_body(struct server *srv, struct request *req)
-{
-    free(req->body);
-    budget_give(&srv->bodies, req->cap);
-    req->body = NULL;
-    req->len = req->cap = 0;
-}
-
-/*
- * The body buffer at cap bytes, charged to the budget first: past it the
- * request is refused with 503 (and its body dropped), past memory 500.
- */
-static void
-server_grow(struct server *srv, struct request *req, size_t cap)
-{
-    char *p;
-
-    /* A body's first SERVER_CHUNK may use the whole budget; past that,
-     * SERVER_BODY_KEEP stays free for the small bodies of other reviews. */
-    if (!budget_take(&srv->bodies, cap - req->cap,
-                     cap > SERVER_CHUNK ? SERVER_BODY_KEEP : 0)) {
-        req->refuse = 503;
-        goto drop;
-    }
-    if ((p = realloc(req->body, cap)) == NULL) {
-        budget_give(&srv->bodies, cap - req->cap);
-        req->refuse = 500;
-        goto drop;
-    }
-    req->body = p;
-    req->cap = cap;
-    return;
-drop:
-    server_drop_body(srv, req);
-}
-
-/* A piece of body. Past the cap it is read and dropped, then 413. */
-static void
-server_append(struct server *srv, struct request *req, const char *data,
-              size_t n)
-{
-    if (req->refuse != 0)
-        return;
-    if (n > SERVER_BODY_MAX - req->len) {
-        req->refuse = 413;
-        server_drop_body(srv, req);
-        return;
-    }
-    if (req->len + n + 1 > req->cap) {
-        size_t cap = req->cap * 2;
-
-        if (cap < SERVER_CHUNK)
-            cap = SERVER_CHUNK;
-        if (cap < req->len + n + 1)
-            cap = req->len + n + 1;
-        if (cap > SERVER_BODY_MAX + 1)
-            cap = SERVER_BODY_MAX + 1;
-        server_grow(srv, req, cap);
-        if (req->refuse != 0)
-            return;
-    }
-    memcpy(req->body + req->len, data, n);
-    req->len += n;
 }
 
 /* Copies a field for the log line: names and uids only, never spaces. */
@@ -516,133 +279,6 @@ server_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->in_flight, 1);
-}
-
-/* Takes a reference to the credentials for a new connection. */
-static struct tls_creds *
-server_creds(struct server *srv)
-{
-    struct tls_creds *c;
-
-    pthread_mutex_lock(&srv->lock);
-    c = tls_creds_ref(srv->creds);
-    pthread_mutex_unlock(&srv->lock);
-    return c;
-}
-
-static void
-server_conn_free(struct server *srv, struct server_conn *sc)
-{
-    if (sc == NULL)
-        return;
-    deadline_close(srv->deadline, sc->deadline);
-    tls_creds_unref(sc->creds);
-    free(sc);
-}
-
-/*
- * libmicrohttpd's accept policy: a new connection is let in only where
- * there is a slot for it (deadline_admit() makes one if it can); refused,
- * it is closed at once and never holds a slot of libmicrohttpd's.
- */
-static enum MHD_Result
-server_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
-{
-    struct server *srv = cls;
-
-    (void)addrlen;
-    return deadline_admit(srv->deadline, addr) ? MHD_YES : MHD_NO;
-}
-
-/*
- * Called before the TLS handshake: the connection gets its watchdog
- * record and the current credentials, or is refused.
- */
-static void
-server_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                  enum MHD_ConnectionNotificationCode toe)
-{
-    struct server *srv = cls;
-    const union MHD_ConnectionInfo *fd, *tls, *peer;
-    struct server_conn *sc;
-
-    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-        server_conn_free(srv, *socket_context);
-        *socket_context = NULL;
-        return;
-    }
-    fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-    peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (fd == NULL)
-        return;
-    sc = calloc(1, sizeof(*sc));
-    if (sc == NULL)
-        goto refuse;
-    sc->deadline = deadline_open(srv->deadline, fd->connect_fd,
-                                 peer != NULL ? peer->client_addr : NULL);
-    sc->creds = server_creds(srv);
-    if (sc->deadline == NULL || tls == NULL || tls->tls_session == NULL ||
-        tls_creds_apply(sc->creds, tls->tls_session) != 0)
-        goto refuse;
-    tls_join_attach(&sc->join, tls->tls_session, fd->connect_fd);
-    tls_watch_attach(&sc->watch, tls->tls_session, fd->connect_fd,
-                     sc->deadline);
-    *socket_context = sc;
-    return;
-refuse:
-    /* Refused rather than left open unwatched, or with no certificate. */
-    log_warnx("refusing a connection: %s", sc == NULL || sc->deadline == NULL
-                                               ? "out of memory"
-                                               : "no TLS session to set up");
-    server_conn_free(srv, sc);
-    shutdown(fd->connect_fd, SHUT_RDWR);
-}
-
-/* Called once the request line is in: the review's clock starts here. */
-static void *
-server_uri(void *cls, const char *uri, struct MHD_Connection *conn)
-{
-    struct deadline_conn *dc = server_conn(conn);
-
-    (void)cls;
-    (void)uri;
-    if (dc != NULL)
-        deadline_request_line(dc);
-    return NULL; /* *con_cls stays NULL until server_begin() */
-}
-
-/*
- * The connections to serve (SERVER_CONNECTIONS, or fewer where the
- * descriptor limit would run out first: then accept() fails and no slot
- * can be freed for a review), and in *limit libmicrohttpd's limit. The
- * soft descriptor limit is raised to the hard one first, as Go's runtime
- * does at start: the soft 1,024 of many a container is a leftover of
- * select().
- */
-static unsigned int
-server_slots(unsigned int *limit)
-{
-    struct rlimit rl;
-    rlim_t avail, slots;
-
-    *limit = SERVER_CONNECTIONS + SERVER_SLOTS_SPARE;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return SERVER_CONNECTIONS;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    if (rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur >= SERVER_FD_RESERVE + *limit)
-        return SERVER_CONNECTIONS;
-    /* Four fifths for slots, the rest for connections on their way out. */
-    avail = rl.rlim_cur > SERVER_FD_RESERVE + 8 ? rl.rlim_cur - SERVER_FD_RESERVE
-                                                : rl.rlim_cur / 2;
-    slots = avail * 4 / 5 > 0 ? avail * 4 / 5 : 1;
-    *limit = (unsigned int)avail;
-    return (unsigned int)slots;
 }
 
 /*
