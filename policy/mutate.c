@@ -24,34 +24,6 @@
 
 /* --- helpers ------------------------------------------------------------ */
 
-/* {key: value}; takes value, NULL when out of memory. */
-static cJSON *
-wrap(const char *key, cJSON *value)
-{
-    cJSON *obj = value ? cJSON_CreateObject() : NULL;
-
-    if (obj == NULL || !cJSON_AddItemToObject(obj, key, value)) {
-        cJSON_Delete(obj);
-        cJSON_Delete(value);
-        return NULL;
-    }
-    return obj;
-}
-
-/* [value]; takes value, NULL when out of memory. */
-static cJSON *
-one_item(cJSON *value)
-{
-    cJSON *arr = value ? cJSON_CreateArray() : NULL;
-
-    if (arr == NULL || !cJSON_AddItemToArray(arr, value)) {
-        cJSON_Delete(arr);
-        cJSON_Delete(value);
-        return NULL;
-    }
-    return arr;
-}
-
 /* Appends each item of an array: whole array when absent, else "-". */
 static int
 append_all(struct decision *d, const cJSON *existing, cJSON *items,
@@ -175,10 +147,10 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
     snprintf(prefix, sizeof(prefix), "/spec/containers/%d/resources", i);
     if (!cJSON_IsObject(res))
         return decision_add_at(
-            d, wrap("limits", wrap(resource, cJSON_CreateString(count))),
+            d, json_wrap("limits", json_wrap(resource, cJSON_CreateString(count))),
             prefix, NULL);
     if (!cJSON_IsObject(json_get(res, "limits"))) {
-        if (decision_add_at(d, wrap(resource, cJSON_CreateString(count)),
+        if (decision_add_at(d, json_wrap(resource, cJSON_CreateString(count)),
                             prefix, "limits") < 0)
             return -1;
     } else {
@@ -497,7 +469,7 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
         return -1;
     }
     free(size);
-    if (append_all(d, json_get(spec, "volumes"), one_item(vol),
+    if (append_all(d, json_get(spec, "volumes"), json_one_item(vol),
                    "/spec/volumes") < 0)
         return -1;
 mounts:
@@ -517,7 +489,7 @@ mounts:
             return -1;
         }
         snprintf(path, sizeof(path), "/spec/containers/%d/volumeMounts", i);
-        if (append_all(d, json_get(c, "volumeMounts"), one_item(mount), path) <
+        if (append_all(d, json_get(c, "volumeMounts"), json_one_item(mount), path) <
             0)
             return -1;
         i++;
@@ -562,12 +534,12 @@ patch_ipc_lock(const cJSON *c, int i, struct decision *d)
     v = cJSON_CreateString(IPC_LOCK);
     if (cJSON_IsObject(caps)) {
         strcat(path, "/capabilities");
-        return decision_add_at(d, one_item(v), path, "add");
+        return decision_add_at(d, json_one_item(v), path, "add");
     }
     if (cJSON_IsObject(sc))
-        return decision_add_at(d, wrap("add", one_item(v)), path,
+        return decision_add_at(d, json_wrap("add", json_one_item(v)), path,
                                "capabilities");
-    return decision_add_at(d, wrap("capabilities", wrap("add", one_item(v))),
+    return decision_add_at(d, json_wrap("capabilities", json_wrap("add", json_one_item(v))),
                            path, NULL);
 }
 

@@ -144,6 +144,32 @@ pod_name(const cJSON *pod)
     return name ? name : "";
 }
 
+cJSON *
+json_wrap(const char *key, cJSON *value)
+{
+    cJSON *obj = value ? cJSON_CreateObject() : NULL;
+
+    if (obj == NULL || !cJSON_AddItemToObject(obj, key, value)) {
+        cJSON_Delete(obj);
+        cJSON_Delete(value);
+        return NULL;
+    }
+    return obj;
+}
+
+cJSON *
+json_one_item(cJSON *value)
+{
+    cJSON *arr = value ? cJSON_CreateArray() : NULL;
+
+    if (arr == NULL || !cJSON_AddItemToArray(arr, value)) {
+        cJSON_Delete(arr);
+        cJSON_Delete(value);
+        return NULL;
+    }
+    return arr;
+}
+
 char *
 json_text(const cJSON *node)
 {

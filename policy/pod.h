@@ -67,6 +67,11 @@ bool pod_affinity_on(const cJSON *spec, bool (*is_key)(const char *key));
 /* A member of an object (NULL obj or a non-object: NULL). */
 const cJSON *json_get(const cJSON *obj, const char *key);
 
+/* {key: value} and [value], for patches; each takes value (deleted when
+ * it cannot be placed) and gives NULL when out of memory or value is. */
+cJSON *json_wrap(const char *key, cJSON *value);
+cJSON *json_one_item(cJSON *value);
+
 /*
  * A node's JSON text, compact, as a malloc()ed string (NULL when out of
  * memory). cJSON prints with its allocation hooks, which may be a

@@ -112,21 +112,11 @@ add_term(const cJSON *spec, cJSON *term, struct decision *d)
     if (depth == 3)
         return decision_add_at(d, term, path, "-");
     /* Build the missing parents around the term, innermost first. */
-    value = cJSON_CreateArray();
-    if (value == NULL || !cJSON_AddItemToArray(value, term)) {
-        cJSON_Delete(value);
-        cJSON_Delete(term);
+    value = json_one_item(term);
+    for (size_t k = 2; k > depth && value != NULL; k--)
+        value = json_wrap(keys[k], value);
+    if (value == NULL)
         return -1;
-    }
-    for (size_t k = 2; k > depth; k--) {
-        cJSON *parent = cJSON_CreateObject();
-        if (parent == NULL || !cJSON_AddItemToObject(parent, keys[k], value)) {
-            cJSON_Delete(parent);
-            cJSON_Delete(value);
-            return -1;
-        }
-        value = parent;
-    }
     return decision_add_at(d, value, path, keys[depth]);
 }
 
