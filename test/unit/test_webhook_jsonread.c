@@ -1,6 +1,9 @@
 /*
  * webhook/jsonread.c, the review's parser:
  * - a table of texts and the reason each is refused with;
+ * - the values it builds, as cJSON would hold them; the nesting limit;
+ * - managedFields' checking loop against the building reader: the same
+ *   verdict and reason for the table's rows and random fragments;
  * - strings of random pieces against a byte-at-a-time reference decoder;
  * - every review in the repository (and ../shared's, when it is there),
  *   then each one cut, with a byte changed, dropped or added, against
@@ -8,8 +11,8 @@
  *   builds the same tree (number bits, links and all), managedFields
  *   emptied.
  *
- * With --print FILE..., prints for each file "ok " and the tree as
- * cJSON prints it, or "error " and the reason, one line each: what
+ * With --print FILE..., prints for each file "ok " and the tree (numbers
+ * as %.17g), or "error " and the reason, one line each: what
  * test/unit/jsonread_oracle.py compares with Python's json module.
  */
 #include <glob.h>
@@ -22,12 +25,6 @@
 
 #include "test/unit/check.h"
 #include "webhook/jsonread.h"
-
-static enum jsonread_status
-parse(const char *s, size_t len, cJSON **root, char *msg, size_t size)
-{
-    return jsonread(s, len, root, msg, size);
-}
 
 /*
  * managedFields is checked by skip_value(), everything else by the
@@ -51,7 +48,7 @@ same_verdict_skipped(const char *text, size_t len, unsigned long *bad)
 
         memcpy(doc[k] + n, text, len);
         memcpy(doc[k] + n + len, "]}", 2);
-        rc[k] = parse(doc[k], n + len + 2, &root, msg[k], sizeof(msg[k]));
+        rc[k] = jsonread(doc[k], n + len + 2, &root, msg[k], sizeof(msg[k]));
         cJSON_Delete(root);
     }
     if (rc[0] != rc[1] || (rc[0] != 0 && strcmp(msg[0], msg[1]) != 0)) {
@@ -138,7 +135,7 @@ test_table(void)
 
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         cJSON *root = NULL;
-        int rc = parse(rows[i].in, strlen(rows[i].in), &root, msg, sizeof(msg));
+        int rc = jsonread(rows[i].in, strlen(rows[i].in), &root, msg, sizeof(msg));
 
         if (rc != rows[i].rc ||
             strncmp(msg, rows[i].msg, strlen(rows[i].msg)) != 0)
@@ -152,7 +149,7 @@ test_table(void)
     CHECK_INT(skip_bad, 0);
     /* A raw NUL byte, which strlen() would not see. */
     cJSON *root;
-    CHECK_INT(parse("{\"a\":\"x\0y\"}", 11, &root, msg, sizeof(msg)), -1);
+    CHECK_INT(jsonread("{\"a\":\"x\0y\"}", 11, &root, msg, sizeof(msg)), -1);
     CHECK_STR(msg, "control character 0x00 at byte 7: JSON needs it escaped");
 }
 
@@ -166,7 +163,7 @@ test_values(void)
     char msg[256];
     cJSON *root, *n;
 
-    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), 0);
+    CHECK_INT(jsonread(in, strlen(in), &root, msg, sizeof(msg)), 0);
     CHECK_STR(cJSON_GetObjectItem(root, "s")->valuestring,
               "a\"b\\c/d\b\f\n\r\te\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
     n = cJSON_GetObjectItem(root, "n");
@@ -189,7 +186,7 @@ test_values(void)
     /* managedFields: an array of any depth, checked and not built */
     in = "{\"metadata\":{\"managedFields\":[{\"f:spec\":{\"f:x\":{}}},1],"
          "\"name\":\"p\"},\"managedFields\":\"kept: not an array\"}";
-    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), 0);
+    CHECK_INT(jsonread(in, strlen(in), &root, msg, sizeof(msg)), 0);
     n = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "metadata"),
                             "managedFields");
     CHECK(cJSON_IsArray(n) && n->child == NULL);
@@ -200,10 +197,10 @@ test_values(void)
               "kept: not an array");
     cJSON_Delete(root);
     in = "{\"managedFields\":[{\"a\":\"\xff\"}]}";
-    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), -1);
+    CHECK_INT(jsonread(in, strlen(in), &root, msg, sizeof(msg)), -1);
     CHECK(strncmp(msg, "invalid UTF-8 at byte 24", 24) == 0);
     in = "{\"managedFields\":[1,]}";
-    CHECK_INT(parse(in, strlen(in), &root, msg, sizeof(msg)), -1);
+    CHECK_INT(jsonread(in, strlen(in), &root, msg, sizeof(msg)), -1);
 }
 
 static void
@@ -246,7 +243,7 @@ test_depth(void)
     for (int d = 1000; d <= 1001; d++) {
         memset(deep, '[', (size_t)d);
         memset(deep + d, ']', (size_t)d);
-        CHECK_INT(parse(deep, 2 * (size_t)d, &root, msg, sizeof(msg)),
+        CHECK_INT(jsonread(deep, 2 * (size_t)d, &root, msg, sizeof(msg)),
                   d <= 1000 ? 0 : -1);
         cJSON_Delete(root);
     }
@@ -403,7 +400,7 @@ test_strings_random(void)
         }
         ok = reference_string(doc + off + 1, len - off - 1, want) == 0;
         doc[len++] = '"';
-        rc = parse(doc, len, &root, msg, sizeof(msg));
+        rc = jsonread(doc, len, &root, msg, sizeof(msg));
         taken += rc == 0;
         if ((rc == 0) != ok ||
             (ok && strcmp(root->valuestring, want) != 0)) {
@@ -486,7 +483,7 @@ against_cjson(const char *s, size_t len, const char *what, struct tally *t)
     cJSON *mine = NULL, *theirs;
 
     t->inputs++;
-    if (parse(s, len, &mine, msg, sizeof(msg)) != JSONREAD_OK)
+    if (jsonread(s, len, &mine, msg, sizeof(msg)) != JSONREAD_OK)
         return;
     t->taken++;
     theirs = cJSON_ParseWithLength(s, len);
@@ -590,7 +587,7 @@ print_files(int argc, char **argv)
             printf("error cannot read %s\n", argv[i]);
             continue;
         }
-        if (parse(s, len, &root, msg, sizeof(msg)) != JSONREAD_OK) {
+        if (jsonread(s, len, &root, msg, sizeof(msg)) != JSONREAD_OK) {
             printf("error %s\n", msg);
         } else {
             exact_numbers(root);
