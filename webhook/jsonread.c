@@ -566,6 +566,37 @@ after_element(struct reader *r, char close)
                                    : "expected ',' or '}' after a member");
 }
 
+/* Takes close at r->p, leaving its array or object; false when not there. */
+HOT bool
+close_bracket(struct reader *r, char close)
+{
+    if (r->p >= r->end || *r->p != close)
+        return false;
+    r->p++;
+    r->depth--;
+    return true;
+}
+
+/*
+ * After an element of the array or object that close ends: 1 at ','
+ * (spaces after it skipped: another element follows), 0 at close (taken),
+ * -1 at anything else (refused).
+ */
+HOT int
+next_element(struct reader *r, char close)
+{
+    skip_space(r);
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        skip_space(r);
+        return 1;
+    }
+    if (close_bracket(r, close))
+        return 0;
+    after_element(r, close);
+    return -1;
+}
+
 /* Reads a member's name and its ':' at r->p; out NULL: checked only. */
 HOT bool
 read_name(struct reader *r, char **out)
@@ -602,16 +633,10 @@ skip_value(struct reader *r)
 
             if (!enter(r))
                 return false;
-            closing[open++] = close;
-            if (r->p < r->end && *r->p == close) {
-                r->p++;
-                r->depth--;
-                open--;
-            } else if (close == '}') {
-                if (!read_name(r, NULL))
+            if (!close_bracket(r, close)) {
+                closing[open++] = close;
+                if (close == '}' && !read_name(r, NULL))
                     return false;
-                continue;
-            } else {
                 continue;
             }
         } else if (*r->p == '"') {
@@ -622,20 +647,17 @@ skip_value(struct reader *r)
         }
         /* After a value: the end, the next element, or a closing bracket. */
         for (;;) {
+            int more;
+
             if (open == 0)
                 return true;
-            skip_space(r);
-            if (r->p < r->end && *r->p == ',') {
-                r->p++;
-                skip_space(r);
+            if ((more = next_element(r, closing[open - 1])) < 0)
+                return false;
+            if (more > 0) {
                 if (closing[open - 1] == '}' && !read_name(r, NULL))
                     return false;
                 break;
             }
-            if (r->p >= r->end || *r->p != closing[open - 1])
-                return after_element(r, closing[open - 1]);
-            r->p++;
-            r->depth--;
             open--;
         }
     }
@@ -646,16 +668,14 @@ static bool
 read_array(struct reader *r, cJSON *node)
 {
     cJSON *last = NULL;
+    int more;
 
     node->type = cJSON_Array;
     if (!enter(r))
         return false;
-    if (r->p < r->end && *r->p == ']') {
-        r->p++;
-        r->depth--;
+    if (close_bracket(r, ']'))
         return true;
-    }
-    for (;;) {
+    do {
         cJSON *item = new_node(r);
 
         if (item == NULL)
@@ -663,20 +683,9 @@ read_array(struct reader *r, cJSON *node)
         link_child(node, &last, item);
         if (!read_value(r, item))
             return false;
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            skip_space(r);
-            continue;
-        }
-        if (r->p < r->end && *r->p == ']')
-            break;
-        return after_element(r, ']');
-    }
-    r->p++;
-    r->depth--;
+    } while ((more = next_element(r, ']')) > 0);
     close_children(node, last);
-    return true;
+    return more == 0;
 }
 
 static bool
@@ -704,16 +713,14 @@ read_object(struct reader *r, cJSON *node)
 {
     cJSON *last = NULL;
     size_t members = 0;
+    int more;
 
     node->type = cJSON_Object;
     if (!enter(r))
         return false;
-    if (r->p < r->end && *r->p == '}') {
-        r->p++;
-        r->depth--;
+    if (close_bracket(r, '}'))
         return true;
-    }
-    for (;;) {
+    do {
         cJSON *item = new_node(r);
 
         if (item == NULL)
@@ -730,20 +737,9 @@ read_object(struct reader *r, cJSON *node)
         } else if (!read_value(r, item)) {
             return false;
         }
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            skip_space(r);
-            continue;
-        }
-        if (r->p < r->end && *r->p == '}')
-            break;
-        return after_element(r, '}');
-    }
-    r->p++;
-    r->depth--;
+    } while ((more = next_element(r, '}')) > 0);
     close_children(node, last);
-    return members < 2 || unique_names(r, node, members);
+    return more == 0 && (members < 2 || unique_names(r, node, members));
 }
 
 /* The value at r->p (spaces before it skipped), into node. */
