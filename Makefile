@@ -66,7 +66,7 @@ $(BUILD)/policy/embedded.o: policy/embedded.S deploy/policy.yaml
 
 # Unit tests link policy/ alone (plus cJSON and libyaml): a call into
 # webhook/ from policy/ fails to link here.
-$(BUILD)/unit/test_%: test/unit/test_%.c test/unit/check.h $(POLICY_OBJ) \
+$(BUILD)/unit/test_%: test/unit/test_%.c $(wildcard test/unit/*.h) $(POLICY_OBJ) \
 		$(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(if $(findstring webhook_,$*), \
@@ -188,7 +188,8 @@ fuzz-deps: deps
 # libFuzzer's main.
 fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz_%)
 
-$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(WEBHOOK_OBJ) $(POLICY_OBJ)
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(wildcard test/unit/*.h) $(WEBHOOK_OBJ) \
+		$(POLICY_OBJ)
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(WEBHOOK_OBJ) \
 		$(POLICY_OBJ) $(LIBS)
 

@@ -24,6 +24,9 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/check.h"
+#include "test/unit/json_same.h"
+#include "test/unit/utf8_reference.h"
+#include "webhook/file.h"
 #include "webhook/jsonread.h"
 
 /*
@@ -266,37 +269,6 @@ hexval(const char *s)
     return (int)v;
 }
 
-/* RFC 3629 by the bits. */
-static size_t
-utf8_len(const unsigned char *s, size_t avail)
-{
-    size_t n;
-    uint32_t cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xE0) == 0xC0)
-        n = 2, cp = s[0] & 0x1F;
-    else if ((s[0] & 0xF0) == 0xE0)
-        n = 3, cp = s[0] & 0x0F;
-    else if ((s[0] & 0xF8) == 0xF0)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    if (avail < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-        (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 /* Decodes a string's contents s[0..len) into out; -1 where JSON says no. */
 static int
 reference_string(const char *s, size_t len, char *out)
@@ -308,7 +280,7 @@ reference_string(const char *s, size_t len, char *out)
         if (u[i] == '"' || u[i] < 0x20)
             return -1;
         if (u[i] >= 0x80) {
-            size_t n = utf8_len(u + i, len - i);
+            size_t n = utf8_reference(u + i, len - i);
             if (n == 0)
                 return -1;
             memcpy(out, s + i, n);
@@ -416,62 +388,6 @@ test_strings_random(void)
 
 /* --- against cJSON on reviews and their mutants ------------------------- */
 
-static void
-empty_managed_fields(cJSON *node)
-{
-    for (cJSON *c = node->child; c != NULL; c = c->next) {
-        if (c->string != NULL && strcmp(c->string, "managedFields") == 0 &&
-            cJSON_IsArray(c)) {
-            cJSON_Delete(c->child);
-            c->child = NULL;
-        } else {
-            empty_managed_fields(c);
-        }
-    }
-}
-
-static int
-same_tree(const cJSON *a, const cJSON *b)
-{
-    const cJSON *x, *y, *last = NULL;
-
-    if (a->type != b->type || a->valueint != b->valueint ||
-        memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0)
-        return 0;
-    if ((a->string == NULL) != (b->string == NULL) ||
-        (a->string && strcmp(a->string, b->string) != 0))
-        return 0;
-    if ((a->valuestring == NULL) != (b->valuestring == NULL) ||
-        (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0))
-        return 0;
-    for (x = a->child, y = b->child; x && y; x = x->next, y = y->next) {
-        if (x != a->child && x->prev != last)
-            return 0;
-        if (!same_tree(x, y))
-            return 0;
-        last = x;
-    }
-    return x == NULL && y == NULL && (a->child == NULL || a->child->prev == last);
-}
-
-static char *
-read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 struct tally {
     unsigned long inputs, taken, differ;
 };
@@ -519,7 +435,7 @@ test_against_cjson(void)
             continue;
         for (size_t i = 0; i < g.gl_pathc; i++) {
             size_t len = 0;
-            char *s = read_file(g.gl_pathv[i], &len), *m;
+            char *s = file_read(g.gl_pathv[i], SIZE_MAX, &len), *m;
             char what[512];
 
             if (s == NULL || (m = malloc(len + 2)) == NULL) {
@@ -580,7 +496,7 @@ print_files(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
         size_t len = 0;
-        char *s = read_file(argv[i], &len), msg[256], *text;
+        char *s = file_read(argv[i], SIZE_MAX, &len), msg[256], *text;
         cJSON *root;
 
         if (s == NULL) {
