@@ -46,7 +46,22 @@ background() {
 	BACKGROUND="$BACKGROUND$1 "
 }
 
-# A port on 127.0.0.1 that nothing answers on (20000-59999).
+# metric SERIES: its value on the probe listener ($PROBE), from the line
+# that starts with SERIES exactly (labels and all).
+metric() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROBE/metrics" |
+		awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
+}
+
+# wait_metric SERIES VALUE: up to 10 s for the metric to read VALUE.
+wait_metric() {
+	for _ in $(seq 1 100); do
+		[ "$(metric "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # wait_for_text FILE PATTERN: up to 5 s for PATTERN to appear in FILE.
 wait_for_text() {
 	for _ in $(seq 1 50); do
@@ -56,6 +71,7 @@ wait_for_text() {
 	return 1
 }
 
+# A port on 127.0.0.1 that nothing answers on (20000-59999).
 free_port() {
 	local p i
 	for i in $(seq 1 50); do

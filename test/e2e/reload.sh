@@ -69,19 +69,6 @@ live_serial() {
 		-servername "$NAME" </dev/null 2>/dev/null |
 		openssl x509 -noout -serial 2>/dev/null | cut -d= -f2
 }
-# metric SERIES: its value, from the line that starts with SERIES.
-metric() {
-	curl -s --max-time 5 "http://127.0.0.1:$PROBE/metrics" |
-		awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
-}
-# wait_metric SERIES VALUE: up to 10 s for the metric to read VALUE.
-wait_metric() {
-	for _ in $(seq 1 100); do
-		[ "$(metric "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # decision FILE: "allowed" or "denied" for one review over HTTPS.
 decision() {
 	curl -sS --max-time 10 --cacert "$CA" --resolve "$NAME:$PORT:127.0.0.1" \

@@ -94,19 +94,6 @@ users:
     tokenFile: $TMP/token
 KC
 
-metric() { # metric NAME: its value from /metrics
-	curl -s --max-time 2 "http://127.0.0.1:$PROBE/metrics" |
-		sed -n "s/^$1 //p"
-}
-
-# until_metric NAME VALUE: waits up to 10 s for the metric to read VALUE.
-until_metric() {
-	for _ in $(seq 1 100); do
-		[ "$(metric "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # review: POSTs the pod; sets VERDICT to "deny" or "allow: WARNING".
 review() {
@@ -135,7 +122,7 @@ if ! start_server --kubeconfig "$TMP/kubeconfig"; then
 	not_ok "serve --kubeconfig" "did not become ready: $(tail -5 "$TMP/server.log")"
 	finish view
 fi
-until_metric topogate_view_synced 1
+wait_metric topogate_view_synced 1
 expect "the view is synced, with the g5 node" "1 1" \
 	"$(metric topogate_view_synced) $(metric topogate_view_nodes)"
 until_verdict "no node of the group yet: allowed, and it says so" \
@@ -189,7 +176,7 @@ expect_match "topogate nodes --kubeconfig lists the cluster's kinds" \
 # The apiserver goes away: the server stays ready and keeps deciding
 # with the last view; the synced gauge drops.
 kill "$STANDIN" 2>/dev/null
-until_metric topogate_view_synced 0
+wait_metric topogate_view_synced 0
 expect "apiserver gone: the view is not synced" "0" \
 	"$(metric topogate_view_synced)"
 expect "apiserver gone: still ready" "200" \
@@ -224,7 +211,7 @@ if ! start_server --kubeconfig "$TMP/kubeconfig"; then
 	not_ok "serve --kubeconfig (forbidden)" "did not become ready"
 	finish view
 fi
-until_metric topogate_view_synced 1
+wait_metric topogate_view_synced 1
 expect "LocalQueues forbidden: the view is synced all the same" "1" \
 	"$(metric topogate_view_synced)"
 expect_match "the refusal is counted" '^[1-9][0-9]*$' \
