@@ -153,10 +153,14 @@ new_node(struct reader *r)
     return n;
 }
 
-/* Appends item to parent's children; *last is the child before it. */
-HOT void
-link_child(cJSON *parent, cJSON **last, cJSON *item)
+/* A new node appended to parent's children; *last is the child before it. */
+HOT cJSON *
+new_child(struct reader *r, cJSON *parent, cJSON **last)
 {
+    cJSON *item = new_node(r);
+
+    if (item == NULL)
+        return NULL;
     if (*last == NULL) {
         parent->child = item;
     } else {
@@ -164,6 +168,7 @@ link_child(cJSON *parent, cJSON **last, cJSON *item)
         item->prev = *last;
     }
     *last = item;
+    return item;
 }
 
 /* cJSON's own convention, which its append relies on: first->prev = last. */
@@ -676,11 +681,10 @@ read_array(struct reader *r, cJSON *node)
     if (close_bracket(r, ']'))
         return true;
     do {
-        cJSON *item = new_node(r);
+        cJSON *item = new_child(r, node, &last);
 
         if (item == NULL)
             return false;
-        link_child(node, &last, item);
         if (!read_value(r, item))
             return false;
     } while ((more = next_element(r, ']')) > 0);
@@ -721,11 +725,10 @@ read_object(struct reader *r, cJSON *node)
     if (close_bracket(r, '}'))
         return true;
     do {
-        cJSON *item = new_node(r);
+        cJSON *item = new_child(r, node, &last);
 
         if (item == NULL)
             return false;
-        link_child(node, &last, item);
         members++;
         if (!read_name(r, &item->string))
             return false;
