@@ -171,12 +171,14 @@ new_child(struct reader *r, cJSON *parent, cJSON **last)
     return item;
 }
 
-/* cJSON's own convention, which its append relies on: first->prev = last. */
+/*
+ * cJSON's own convention, which its append relies on: first->prev = last
+ * (parent has children: an empty array or object returns before).
+ */
 static void
 close_children(cJSON *parent, cJSON *last)
 {
-    if (parent != NULL && parent->child != NULL)
-        parent->child->prev = last;
+    parent->child->prev = last;
 }
 
 /* --- strings ----------------------------------------------------------- */
