@@ -223,6 +223,15 @@ $(VIEW_BENCH): test/bench/view_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 
+# topogate serve with the review's parse, decision and answer replaced by
+# a fixed "allowed" (test/bench/floor_review.c): what the transport alone
+# costs, for the many-core bench (test/bench/manycore-ab.sh, FLOOR=1).
+FLOOR_BIN = $(BUILD)/bench/topogate-floor
+
+$(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond -o $@ $^ $(LIBS)
+
 bench: bench-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)
 	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)

@@ -5,7 +5,10 @@
 # build-bundle.sh archives the committed tree (`git archive HEAD`): that
 # build stays bin/topogate ("before"); with BEFORE=REF, the commit REF
 # does (a temporary clone at REF is archived instead). The working tree,
-# built here with `make`, becomes bin/topogate-new ("after"); the bundle's copy of
+# built here with `make`, becomes bin/topogate-new ("after"); with
+# FLOOR=1 the working tree's build/bench/topogate-floor does instead (serve
+# with a fixed "allowed" for every review: the transport's own cost,
+# test/bench/floor_review.c). The bundle's copy of
 # drive.py learns a server "topogate-new" (port 8451, probes 8452, on
 # --tg-null-cpu, its log to a file like topogate's). Then, on the
 # many-core machine, from the project root:
@@ -24,8 +27,12 @@ if [ -n "${BEFORE:-}" ]; then
 fi
 "$SHARED/bench/manycore/build-bundle.sh" "$src" "$D"
 [ "$src" = "$repo" ] || rm -rf "$src"
-make -s -C "$repo" BUILD=build/ab all
-cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
+make -s -C "$repo" BUILD=build/ab all build/ab/bench/topogate-floor
+if [ "${FLOOR:-0}" = 1 ]; then
+	cp "$repo/build/ab/bench/topogate-floor" "$D/bin/topogate-new"
+else
+	cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
+fi
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]
