@@ -99,28 +99,36 @@ decision_warn(struct decision *d, const char *fmt, ...)
     return 0;
 }
 
+/* Appends an op; takes path (malloc'd, may be NULL: out of memory) and value. */
 static int
-append_op(struct decision *d, enum op_kind kind, const char *path, cJSON *value)
+append_op_owned(struct decision *d, enum op_kind kind, char *path, cJSON *value)
 {
-    struct op *grown;
-    char *p;
+    if (value == NULL || path == NULL)
+        goto fail;
+    if (d->n_ops == d->cap_ops) {
+        size_t cap = d->cap_ops ? 2 * d->cap_ops : 8;
+        struct op *grown = realloc(d->ops, cap * sizeof(*grown));
 
-    if (value == NULL || (p = strdup(path)) == NULL) {
-        cJSON_Delete(value);
-        return -1;
+        if (grown == NULL)
+            goto fail;
+        d->ops = grown;
+        d->cap_ops = cap;
     }
-    grown = realloc(d->ops, (d->n_ops + 1) * sizeof(*grown));
-    if (grown == NULL) {
-        free(p);
-        cJSON_Delete(value);
-        return -1;
-    }
-    d->ops = grown;
     d->ops[d->n_ops].kind = kind;
-    d->ops[d->n_ops].path = p;
+    d->ops[d->n_ops].path = path;
     d->ops[d->n_ops].value = value;
     d->n_ops++;
     return 0;
+fail:
+    free(path);
+    cJSON_Delete(value);
+    return -1;
+}
+
+static int
+append_op(struct decision *d, enum op_kind kind, const char *path, cJSON *value)
+{
+    return append_op_owned(d, kind, strdup(path), value);
 }
 
 int
@@ -154,40 +162,40 @@ decision_deny(struct decision *d, const char *fmt, ...)
     return 0;
 }
 
-/* RFC 6901: "~" -> "~0", "/" -> "~1". */
-static void
-put_escaped(struct strbuf *sb, const char *key)
+/* prefix + "/" + key escaped as RFC 6901 says ("~" -> "~0", "/" -> "~1"),
+ * malloc'd; key NULL: prefix alone. */
+static char *
+path_at(const char *prefix, const char *key)
 {
-    for (const char *p = key; *p; p++) {
-        if (*p == '~')
-            strbuf_puts(sb, "~0");
-        else if (*p == '/')
-            strbuf_puts(sb, "~1");
-        else
-            strbuf_add(sb, p, 1);
+    size_t n = strlen(prefix), k = 0;
+    char *path, *w;
+
+    for (const char *p = key; p && *p; p++)
+        k += *p == '~' || *p == '/' ? 2 : 1;
+    if ((path = malloc(n + (key ? 1 + k : 0) + 1)) == NULL)
+        return NULL;
+    memcpy(path, prefix, n);
+    w = path + n;
+    if (key) {
+        *w++ = '/';
+        for (const char *p = key; *p; p++) {
+            if (*p == '~' || *p == '/') {
+                *w++ = '~';
+                *w++ = *p == '~' ? '0' : '1';
+            } else {
+                *w++ = *p;
+            }
+        }
     }
+    *w = '\0';
+    return path;
 }
 
 int
 decision_add_at(struct decision *d, cJSON *value, const char *prefix,
                 const char *key)
 {
-    struct strbuf sb = {0};
-    char *path;
-    int rc;
-
-    strbuf_puts(&sb, prefix);
-    if (key) {
-        strbuf_puts(&sb, "/");
-        put_escaped(&sb, key);
-    }
-    if ((path = strbuf_take(&sb)) == NULL) {
-        cJSON_Delete(value);
-        return -1;
-    }
-    rc = decision_add(d, path, value);
-    free(path);
-    return rc;
+    return append_op_owned(d, OP_ADD, path_at(prefix, key), value);
 }
 
 char *

@@ -59,6 +59,7 @@ struct decision {
     size_t n_warnings;
     struct op *ops;
     size_t n_ops;
+    size_t cap_ops; /* ops allocated */
 };
 
 void decision_init(struct decision *d);

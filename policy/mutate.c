@@ -29,7 +29,6 @@ static int
 append_all(struct decision *d, const cJSON *existing, cJSON *items,
            const char *path)
 {
-    char *elem;
     int rc = 0;
 
     if (items == NULL)
@@ -40,14 +39,8 @@ append_all(struct decision *d, const cJSON *existing, cJSON *items,
     }
     if (!cJSON_IsArray(existing))
         return decision_add_at(d, items, path, NULL);
-    if (asprintf(&elem, "%s/-", path) < 0) {
-        cJSON_Delete(items);
-        return -1;
-    }
     while (rc == 0 && cJSON_GetArraySize(items) > 0)
-        rc =
-            decision_add_at(d, cJSON_DetachItemFromArray(items, 0), elem, NULL);
-    free(elem);
+        rc = decision_add_at(d, cJSON_DetachItemFromArray(items, 0), path, "-");
     cJSON_Delete(items);
     return rc;
 }
