@@ -123,7 +123,7 @@ SANBUILD = $(BUILD)/san
 test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(FLOOR_BIN)
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
