@@ -5,7 +5,8 @@
  * Everything else is topogate serve as shipped (libmicrohttpd, GnuTLS,
  * the body's collection, the log line, the metrics), so the bench can
  * tell what the transport costs from what the review's parse, decision
- * and answer cost.
+ * and answer cost. The uid goes into the answer as found, unescaped: the
+ * bench's fixtures hold plain ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
