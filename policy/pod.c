@@ -6,11 +6,18 @@
 
 #include "quantity.h"
 
+/* cJSON_IsString() without a call into the library. */
+static const char *
+string_of(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_String ? v->valuestring
+                                                          : NULL;
+}
+
 const char *
 json_string(const cJSON *obj, const char *key)
 {
-    const cJSON *v = json_get(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return string_of(json_get(obj, key));
 }
 
 /* A value that says something: a null is no more than an absent key. */
@@ -61,6 +68,23 @@ pod_is_sidecar(const cJSON *init_container)
     return policy && strcmp(policy, "Always") == 0;
 }
 
+/*
+ * An env entry's name. The apiserver writes "name" first: that member is
+ * compared byte by byte (a large pod has hundreds of entries, scanned a
+ * dozen times a review), any other order is looked up.
+ */
+static const char *
+env_name(const cJSON *e)
+{
+    const cJSON *first = e->child;
+    const char *k = first != NULL ? first->string : NULL;
+
+    if (k != NULL && k[0] == 'n' && k[1] == 'a' && k[2] == 'm' &&
+        k[3] == 'e' && k[4] == '\0')
+        return string_of(first);
+    return json_string(e, "name");
+}
+
 const cJSON *
 pod_env(const cJSON *container, const char *name)
 {
@@ -70,7 +94,7 @@ pod_env(const cJSON *container, const char *name)
         return NULL; /* an entry of the user's with no name has no twin */
     cJSON_ArrayForEach(e, json_get(container, "env"))
     {
-        const char *n = json_string(e, "name");
+        const char *n = env_name(e);
         if (n && n[0] == name[0] && strcmp(n, name) == 0)
             return e;
     }
