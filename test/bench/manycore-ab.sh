@@ -27,12 +27,10 @@ if [ -n "${BEFORE:-}" ]; then
 fi
 "$SHARED/bench/manycore/build-bundle.sh" "$src" "$D"
 [ "$src" = "$repo" ] || rm -rf "$src"
-make -s -C "$repo" BUILD=build/ab all build/ab/bench/topogate-floor
-if [ "${FLOOR:-0}" = 1 ]; then
-	cp "$repo/build/ab/bench/topogate-floor" "$D/bin/topogate-new"
-else
-	cp "$repo/build/ab/topogate" "$D/bin/topogate-new"
-fi
+new=build/ab/topogate
+[ "${FLOOR:-0}" = 1 ] && new=build/ab/bench/topogate-floor
+make -s -C "$repo" BUILD=build/ab all "$new"
+cp "$repo/$new" "$D/bin/topogate-new"
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]
