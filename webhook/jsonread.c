@@ -20,9 +20,11 @@
 /* Pieces are taken from the thread's arena this many bytes at a time. */
 #define CHUNK (8 * 1024)
 
+/* Where the text is, what went wrong, where pieces come from. The position
+ * is not here: every reader takes it and returns the next one (NULL once
+ * refused), so it stays in a register. */
 struct reader {
-    const unsigned char *start, *p, *end;
-    unsigned depth;
+    const unsigned char *start, *end;
     enum jsonread_status status;
     char *msg;
     size_t size;
@@ -31,19 +33,19 @@ struct reader {
     size_t chunk_left;
 };
 
-/* Records the first failure only; returns false for `return refuse(...)`. */
-__attribute__((format(printf, 3, 4))) static bool
+/* Records the first failure only; returns NULL for `return refuse(...)`. */
+__attribute__((format(printf, 3, 4))) static const unsigned char *
 refuse(struct reader *r, enum jsonread_status status, const char *fmt, ...)
 {
     va_list ap;
 
     if (r->status != JSONREAD_OK)
-        return false;
+        return NULL;
     r->status = status;
     va_start(ap, fmt);
     vsnprintf(r->msg, r->size, fmt, ap);
     va_end(ap);
-    return false;
+    return NULL;
 }
 
 static size_t
@@ -52,20 +54,20 @@ offset(const struct reader *r, const unsigned char *at)
     return (size_t)(at - r->start);
 }
 
-static bool
+static const unsigned char *
 malformed(struct reader *r, const unsigned char *at, const char *what)
 {
     return refuse(r, JSONREAD_MALFORMED, "malformed JSON at byte %zu: %s",
                   offset(r, at), what);
 }
 
-static bool
+static const unsigned char *
 no_memory(struct reader *r)
 {
     return refuse(r, JSONREAD_NO_MEMORY, "out of memory");
 }
 
-static bool
+static const unsigned char *
 bad_utf8(struct reader *r, const unsigned char *at)
 {
     return refuse(r, JSONREAD_MALFORMED,
@@ -73,7 +75,7 @@ bad_utf8(struct reader *r, const unsigned char *at)
                   offset(r, at));
 }
 
-static bool
+static const unsigned char *
 control_character(struct reader *r, const unsigned char *at)
 {
     return refuse(r, JSONREAD_MALFORMED,
@@ -86,7 +88,7 @@ control_character(struct reader *r, const unsigned char *at)
  * A byte where `what` was expected. A control character or a byte that is
  * not UTF-8 is named as such: that is the fault, wherever it stands.
  */
-static bool
+static const unsigned char *
 unexpected(struct reader *r, const unsigned char *at, const char *what)
 {
     if (at >= r->end)
@@ -101,17 +103,35 @@ unexpected(struct reader *r, const unsigned char *at, const char *what)
 /* The parser's calls per byte or per token: inlined, measured with callgrind. */
 #define HOT static inline __attribute__((always_inline))
 
-HOT void
-skip_space(struct reader *r)
+static const unsigned char *
+past_spaces(const unsigned char *p, const unsigned char *end)
 {
-    const unsigned char *p = r->p;
-
-    /* What the apiserver sends has no spaces: most calls end here. */
-    if (p < r->end && *p > ' ')
-        return;
-    while (p < r->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
         p++;
-    r->p = p;
+    return p;
+}
+
+/* p, or the first byte after the spaces at p. */
+HOT const unsigned char *
+skip_space(const unsigned char *p, const unsigned char *end)
+{
+    /* What the apiserver sends has no spaces: most calls end here. */
+    if (p < end && *p > ' ')
+        return p;
+    return past_spaces(p, end);
+}
+
+/*
+ * Whether c is at *p once spaces are skipped (*p moves past them). The
+ * byte looked for is tried first: with no spaces that is the one compare.
+ */
+HOT bool
+next_is(const unsigned char **p, const unsigned char *end, unsigned char c)
+{
+    if (*p < end && **p == c)
+        return true;
+    *p = past_spaces(*p, end);
+    return *p < end && **p == c;
 }
 
 /*
@@ -156,32 +176,25 @@ new_node(struct reader *r)
     return n;
 }
 
-/* A new node appended to parent's children; *last is the child before it. */
+/*
+ * A new node appended to parent's children. cJSON's own convention, which
+ * its append relies on, keeps the last one at hand: first->prev = last.
+ */
 HOT cJSON *
-new_child(struct reader *r, cJSON *parent, cJSON **last)
+append(struct reader *r, cJSON *parent)
 {
-    cJSON *item = new_node(r);
+    cJSON *item = new_node(r), *first = parent->child;
 
     if (item == NULL)
         return NULL;
-    if (*last == NULL) {
+    if (first == NULL) {
         parent->child = item;
     } else {
-        (*last)->next = item;
-        item->prev = *last;
+        first->prev->next = item;
+        item->prev = first->prev;
     }
-    *last = item;
+    parent->child->prev = item;
     return item;
-}
-
-/*
- * cJSON's own convention, which its append relies on: first->prev = last
- * (parent has children: an empty array or object returns before).
- */
-static void
-close_children(cJSON *parent, cJSON *last)
-{
-    parent->child->prev = last;
 }
 
 /* --- strings ----------------------------------------------------------- */
@@ -342,7 +355,10 @@ string_end(struct reader *r, const unsigned char *q, bool *escaped)
             return q;
         if (*q == '\\') {
             *escaped = true;
-            if ((q = escape_end(r, q)) == NULL)
+            /* managedFields' k:{\"name\":...} keys: the escape to take fast. */
+            if (end - q >= 2 && q[1] == '"')
+                q += 2;
+            else if ((q = escape_end(r, q)) == NULL)
                 return NULL;
         } else if (*q >= 0x80) {
             size_t n = jsoncheck_utf8(q, (size_t)(end - q));
@@ -419,31 +435,33 @@ decode(const unsigned char *s, const unsigned char *end, char *o)
 }
 
 /*
- * Reads the string at r->p ('"'); with out, a NUL-terminated copy of its
- * contents goes there (decoded; never longer than the text).
+ * Reads the string at p ('"') and returns the byte after it; with out, a
+ * NUL-terminated copy of its contents goes there (decoded; never longer
+ * than the text).
  */
-HOT bool
-read_string(struct reader *r, char **out)
+HOT const unsigned char *
+read_string(struct reader *r, const unsigned char *p, char **out)
 {
-    const unsigned char *from = r->p + 1, *to;
+    const unsigned char *from = p + 1, *to;
     bool escaped = false;
     size_t n;
 
     if ((to = string_end(r, from, &escaped)) == NULL)
-        return false;
-    r->p = to + 1;
+        return NULL;
     if (out == NULL)
-        return true;
+        return to + 1;
     n = (size_t)(to - from);
-    if ((*out = piece(r, n + 1, 1)) == NULL)
-        return no_memory(r);
+    if ((*out = piece(r, n + 1, 1)) == NULL) {
+        no_memory(r);
+        return NULL;
+    }
     if (escaped) {
         decode(from, to, *out);
     } else {
         memcpy(*out, from, n);
         (*out)[n] = '\0';
     }
-    return true;
+    return to + 1;
 }
 
 /* --- numbers and literals ---------------------------------------------- */
@@ -465,10 +483,11 @@ number_text_value(const unsigned char *text, size_t n)
     return strtod(buf, NULL); /* the C locale: topogate never sets one */
 }
 
-static bool
-read_number(struct reader *r, cJSON *node)
+/* The number at s into node (NULL: checked only); the byte after it. */
+static const unsigned char *
+read_number(struct reader *r, const unsigned char *s, cJSON *node)
 {
-    const unsigned char *s = r->p, *q = s, *end = r->end;
+    const unsigned char *q = s, *end = r->end;
     uint64_t whole = 0;
     int digits = 0;
     bool plain = true;
@@ -503,9 +522,8 @@ read_number(struct reader *r, cJSON *node)
     }
     if (q - s > NUMBER_MAX)
         return malformed(r, s, "a number longer than 63 bytes");
-    r->p = q;
     if (node == NULL)
-        return true;
+        return q;
     /* Up to 15 digits an integer is exact in a double: no strtod(). */
     if (plain && digits <= 15)
         v = *s == '-' ? -(double)whole : (double)whole;
@@ -517,184 +535,139 @@ read_number(struct reader *r, cJSON *node)
     node->valueint = v >= INT_MAX            ? INT_MAX
                      : v <= (double)INT_MIN ? INT_MIN
                                              : (int)v;
-    return true;
+    return q;
 }
 
-static bool
-read_literal(struct reader *r, cJSON *node, const char *word, int type)
+static const unsigned char *
+read_literal(struct reader *r, const unsigned char *p, cJSON *node,
+             const char *word, int type)
 {
     size_t n = strlen(word);
 
-    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
-        return malformed(r, r->p, "expected a value");
-    r->p += n;
+    if ((size_t)(r->end - p) < n || memcmp(p, word, n) != 0)
+        return malformed(r, p, "expected a value");
     if (node != NULL) {
         node->type = type;
         node->valueint = type == cJSON_True;
     }
-    return true;
+    return p + n;
 }
 
-/* A literal or a number at r->p; node NULL: checked, not built. */
-static bool
-read_scalar(struct reader *r, cJSON *node)
+/* A literal or a number at p; node NULL: checked, not built. */
+static const unsigned char *
+read_scalar(struct reader *r, const unsigned char *p, cJSON *node)
 {
-    switch (*r->p) {
+    switch (*p) {
     case 't':
-        return read_literal(r, node, "true", cJSON_True);
+        return read_literal(r, p, node, "true", cJSON_True);
     case 'f':
-        return read_literal(r, node, "false", cJSON_False);
+        return read_literal(r, p, node, "false", cJSON_False);
     case 'n':
-        return read_literal(r, node, "null", cJSON_NULL);
+        return read_literal(r, p, node, "null", cJSON_NULL);
     default:
-        if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
-            return read_number(r, node);
-        return unexpected(r, r->p, "expected a value");
+        if (*p == '-' || (*p >= '0' && *p <= '9'))
+            return read_number(r, p, node);
+        return unexpected(r, p, "expected a value");
     }
 }
 
 /* --- arrays and objects ------------------------------------------------ */
 
-static bool read_value(struct reader *r, cJSON *node);
-
-HOT bool
-enter(struct reader *r)
+static const unsigned char *
+nested_too_deep(struct reader *r, const unsigned char *at)
 {
-    if (++r->depth > DEPTH_MAX)
-        return malformed(r, r->p,
-                         "arrays and objects nested deeper than 1000");
-    r->p++;
-    skip_space(r);
-    return true;
+    return malformed(r, at, "arrays and objects nested deeper than 1000");
 }
 
-static bool
-after_element(struct reader *r, char close)
+static const unsigned char *
+after_element(struct reader *r, const unsigned char *at, char close)
 {
-    return unexpected(r, r->p, close == ']'
-                                   ? "expected ',' or ']' after an element"
-                                   : "expected ',' or '}' after a member");
+    return unexpected(r, at, close == ']'
+                                 ? "expected ',' or ']' after an element"
+                                 : "expected ',' or '}' after a member");
 }
 
-/* Takes close at r->p, leaving its array or object; false when not there. */
-HOT bool
-close_bracket(struct reader *r, char close)
+/* The member's name at p and its ':' (out NULL: checked only); the byte
+ * after them, spaces skipped. */
+HOT const unsigned char *
+read_name(struct reader *r, const unsigned char *p, char **out)
 {
-    if (r->p >= r->end || *r->p != close)
-        return false;
-    r->p++;
-    r->depth--;
-    return true;
-}
+    const unsigned char *end = r->end;
 
-/*
- * After an element of the array or object that close ends: 1 at ','
- * (spaces after it skipped: another element follows), 0 at close (taken),
- * -1 at anything else (refused).
- */
-HOT int
-next_element(struct reader *r, char close)
-{
-    skip_space(r);
-    if (r->p < r->end && *r->p == ',') {
-        r->p++;
-        skip_space(r);
-        return 1;
-    }
-    if (close_bracket(r, close))
-        return 0;
-    after_element(r, close);
-    return -1;
-}
-
-/* Reads a member's name and its ':' at r->p; out NULL: checked only. */
-HOT bool
-read_name(struct reader *r, char **out)
-{
-    if (r->p >= r->end || *r->p != '"')
-        return unexpected(r, r->p, "expected a member's name in quotes");
-    if (!read_string(r, out))
-        return false;
-    skip_space(r);
-    if (r->p >= r->end || *r->p != ':')
-        return unexpected(r, r->p, "expected ':' after a member's name");
-    r->p++;
-    skip_space(r);
-    return true;
+    if (p >= end || *p != '"')
+        return unexpected(r, p, "expected a member's name in quotes");
+    if ((p = read_string(r, p, out)) == NULL)
+        return NULL;
+    if (!next_is(&p, end, ':'))
+        return unexpected(r, p, "expected ':' after a member's name");
+    return skip_space(p + 1, end);
 }
 
 /*
- * Checks the value at r->p by the same rules as read_value(), building
- * nothing: for managedFields, often half of a pod's text. A loop over a
- * stack of the closing brackets still to come, not a call per value.
+ * Checks the value at p by the same rules as read_tree(), building
+ * nothing: for managedFields, often half of a pod's text. depth arrays
+ * and objects are open around it.
  */
-static bool
-skip_value(struct reader *r)
+static const unsigned char *
+skip_value(struct reader *r, const unsigned char *p, unsigned depth)
 {
-    char closing[DEPTH_MAX];
+    const unsigned char *end = r->end;
+    char closing[DEPTH_MAX]; /* the closing brackets still to come */
     unsigned open = 0;
 
-    for (;;) {
-        /* A value at r->p. */
-        if (r->p >= r->end)
-            return malformed(r, r->p, "expected a value, the text ends");
-        if (*r->p == '{' || *r->p == '[') {
-            char close = *r->p == '{' ? '}' : ']';
+value: /* a value at p */
+    if (p >= end)
+        return malformed(r, p, "expected a value, the text ends");
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
 
-            if (!enter(r))
-                return false;
-            if (!close_bracket(r, close)) {
-                closing[open++] = close;
-                if (close == '}' && !read_name(r, NULL))
-                    return false;
-                continue;
-            }
-        } else if (*r->p == '"') {
-            if (!read_string(r, NULL))
-                return false;
-        } else if (!read_scalar(r, NULL)) {
-            return false;
+        if (depth + open >= DEPTH_MAX)
+            return nested_too_deep(r, p);
+        p = skip_space(p + 1, end);
+        if (p < end && *p == close) {
+            p++;
+            goto after;
         }
-        /* After a value: the end, the next element, or a closing bracket. */
-        for (;;) {
-            int more;
-
-            if (open == 0)
-                return true;
-            if ((more = next_element(r, closing[open - 1])) < 0)
-                return false;
-            if (more > 0) {
-                if (closing[open - 1] == '}' && !read_name(r, NULL))
-                    return false;
-                break;
-            }
-            open--;
-        }
+        closing[open++] = close;
+        if (close == ']')
+            goto value;
+        goto member;
     }
-}
+    if ((p = *p == '"' ? read_string(r, p, NULL) : read_scalar(r, p, NULL)) ==
+        NULL)
+        return NULL;
+    goto after;
 
-/* Reads the array at r->p ('[') into node. */
-static bool
-read_array(struct reader *r, cJSON *node)
-{
-    cJSON *last = NULL;
-    int more;
+member: /* a member's name at p */
+    if ((p = read_name(r, p, NULL)) == NULL)
+        return NULL;
+    /* Most of managedFields is "f:name":{}: an empty object taken whole. */
+    if (end - p >= 2 && p[0] == '{' && p[1] == '}') {
+        if (depth + open >= DEPTH_MAX)
+            return nested_too_deep(r, p);
+        p += 2;
+        goto after;
+    }
+    goto value;
 
-    node->type = cJSON_Array;
-    if (!enter(r))
-        return false;
-    if (close_bracket(r, ']'))
-        return true;
-    do {
-        cJSON *item = new_child(r, node, &last);
-
-        if (item == NULL)
-            return false;
-        if (!read_value(r, item))
-            return false;
-    } while ((more = next_element(r, ']')) > 0);
-    close_children(node, last);
-    return more == 0;
+after: /* after a value: the end, the next element, or a closing bracket */
+    if (open == 0)
+        return p;
+    if (p < end && *p == ',') {
+        p = skip_space(p + 1, end);
+        if (closing[open - 1] == '}')
+            goto member;
+        goto value;
+    }
+    if (p < end && *p == closing[open - 1]) {
+        p++;
+        open--;
+        goto after;
+    }
+    if (p < end && *p <= ' ' && (p = past_spaces(p, end)) < end &&
+        (*p == ',' || *p == closing[open - 1]))
+        goto after;
+    return after_element(r, p, closing[open - 1]);
 }
 
 static bool
@@ -705,68 +678,108 @@ is_managed_fields(const char *name)
 
 /* Two members with one name: which one counts is not agreed. */
 static bool
-unique_names(struct reader *r, const cJSON *object, size_t members)
+unique_names(struct reader *r, const cJSON *object)
 {
     char why[200];
+    size_t members = 0;
 
+    for (const cJSON *m = object->child; m != NULL; m = m->next)
+        members++;
     if (jsoncheck_unique_members(object, members, why, sizeof(why)) == 0)
         return true;
     if (strcmp(why, "out of memory") == 0)
-        return no_memory(r);
-    return refuse(r, JSONREAD_MALFORMED, "%s", why);
+        no_memory(r);
+    else
+        refuse(r, JSONREAD_MALFORMED, "%s", why);
+    return false;
 }
 
-/* Reads the object at r->p ('{') into node. */
-static bool
-read_object(struct reader *r, cJSON *node)
+/*
+ * Reads the value at p into top, and everything in it; returns the byte
+ * after it. One loop over a stack of the arrays and objects still open,
+ * not a call per value: the position stays in a register. The array of
+ * a member named managedFields goes to skip_value().
+ */
+static const unsigned char *
+read_tree(struct reader *r, const unsigned char *p, cJSON *top)
 {
-    cJSON *last = NULL;
-    size_t members = 0;
-    int more;
+    const unsigned char *end = r->end;
+    cJSON *open[DEPTH_MAX], *node = top, *parent;
+    unsigned depth = 0;
+    char close;
 
-    node->type = cJSON_Object;
-    if (!enter(r))
-        return false;
-    if (close_bracket(r, '}'))
-        return true;
-    do {
-        cJSON *item = new_child(r, node, &last);
-
-        if (item == NULL)
-            return false;
-        members++;
-        if (!read_name(r, &item->string))
-            return false;
-        if (r->p < r->end && *r->p == '[' && is_managed_fields(item->string)) {
-            /* Kept as an empty array: checked, never read. */
-            item->type = cJSON_Array;
-            if (!skip_value(r))
-                return false;
-        } else if (!read_value(r, item)) {
-            return false;
-        }
-    } while ((more = next_element(r, '}')) > 0);
-    close_children(node, last);
-    return more == 0 && (members < 2 || unique_names(r, node, members));
-}
-
-/* The value at r->p (spaces before it skipped), into node. */
-static bool
-read_value(struct reader *r, cJSON *node)
-{
-    if (r->p >= r->end)
-        return malformed(r, r->p, "expected a value, the text ends");
-    switch (*r->p) {
+value: /* a value at p, into node */
+    if (p >= end)
+        return malformed(r, p, "expected a value, the text ends");
+    switch (*p) {
     case '{':
-        return read_object(r, node);
     case '[':
-        return read_array(r, node);
+        close = *p == '{' ? '}' : ']';
+        node->type = close == '}' ? cJSON_Object : cJSON_Array;
+        if (depth >= DEPTH_MAX)
+            return nested_too_deep(r, p);
+        p = skip_space(p + 1, end);
+        if (p < end && *p == close) {
+            p++;
+            goto after;
+        }
+        open[depth++] = node;
+        if (close == '}')
+            goto member;
+        if ((node = append(r, node)) == NULL)
+            return NULL;
+        goto value;
     case '"':
         node->type = cJSON_String;
-        return read_string(r, &node->valuestring);
+        if ((p = read_string(r, p, &node->valuestring)) == NULL)
+            return NULL;
+        goto after;
     default:
-        return read_scalar(r, node);
+        if ((p = read_scalar(r, p, node)) == NULL)
+            return NULL;
+        goto after;
     }
+
+member: /* a member's name at p, of the object open[depth - 1] */
+    if ((node = append(r, open[depth - 1])) == NULL)
+        return NULL;
+    if ((p = read_name(r, p, &node->string)) == NULL)
+        return NULL;
+    if (p < end && *p == '[' && is_managed_fields(node->string)) {
+        /* Kept as an empty array: checked, never read. */
+        node->type = cJSON_Array;
+        if ((p = skip_value(r, p, depth)) == NULL)
+            return NULL;
+        goto after;
+    }
+    goto value;
+
+after: /* after a value: the end, the next element, or a closing bracket */
+    if (depth == 0)
+        return p;
+    parent = open[depth - 1];
+    close = parent->type == cJSON_Object ? '}' : ']';
+    if (p < end && *p == ',') {
+        p = skip_space(p + 1, end);
+        if (close == '}')
+            goto member;
+        if ((node = append(r, parent)) == NULL)
+            return NULL;
+        goto value;
+    }
+    if (p < end && *p == close) {
+        p++;
+        depth--;
+        /* Checked as each object closes, as cJSON would have built it. */
+        if (close == '}' && parent->child->next != NULL &&
+            !unique_names(r, parent))
+            return NULL;
+        goto after;
+    }
+    if (p < end && *p <= ' ' && (p = past_spaces(p, end)) < end &&
+        (*p == ',' || *p == close))
+        goto after;
+    return after_element(r, p, close);
 }
 
 enum jsonread_status
@@ -774,29 +787,24 @@ jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
 {
     struct reader r = {
         .start = (const unsigned char *)json,
-        .p = (const unsigned char *)json,
         .end = (const unsigned char *)json + len,
         .status = JSONREAD_OK,
         .msg = msg,
         .size = size,
         .chunked = jsonarena_active(),
     };
+    const unsigned char *p;
     cJSON *top;
-    bool ok;
 
     *root = NULL;
     if (size > 0)
         msg[0] = '\0';
     if ((top = new_node(&r)) == NULL)
         return r.status;
-    skip_space(&r);
-    ok = read_value(&r, top);
-    if (ok) {
-        skip_space(&r);
-        if (r.p < r.end)
-            ok = unexpected(&r, r.p, "bytes after the JSON value");
-    }
-    if (!ok) {
+    p = read_tree(&r, skip_space(r.start, r.end), top);
+    if (p != NULL && (p = skip_space(p, r.end)) < r.end)
+        p = unexpected(&r, p, "bytes after the JSON value");
+    if (p == NULL) {
         cJSON_Delete(top);
         return r.status;
     }
