@@ -29,6 +29,8 @@ struct reader {
     char *msg;
     size_t size;
     bool chunked;            /* in an arena: pieces come from chunk */
+    bool in_place;           /* the text is the arena's copy: strings end
+                                where their closing quote was */
     unsigned char *chunk;    /* the rest of the current chunk */
     size_t chunk_left;
 };
@@ -396,7 +398,10 @@ put_utf8(char *o, unsigned cp)
     return o;
 }
 
-/* Decodes s[0..end), whose escapes string_end() has checked, into o. */
+/*
+ * Decodes s[0..end), whose escapes string_end() has checked, into o; o may
+ * be s itself (no escape is shorter than what it stands for).
+ */
 static void
 decode(const unsigned char *s, const unsigned char *end, char *o)
 {
@@ -405,7 +410,7 @@ decode(const unsigned char *s, const unsigned char *end, char *o)
         size_t run = (size_t)((bs != NULL ? bs : end) - s);
         unsigned cp;
 
-        memcpy(o, s, run);
+        memmove(o, s, run);
         o += run;
         if (bs == NULL)
             break;
@@ -450,6 +455,16 @@ read_string(struct reader *r, const unsigned char *p, char **out)
         return NULL;
     if (out == NULL)
         return to + 1;
+    if (r->in_place) {
+        char *text = (char *)(uintptr_t)from; /* the arena's copy */
+
+        if (escaped)
+            decode(from, to, text);
+        else
+            text[to - from] = '\0';
+        *out = text;
+        return to + 1;
+    }
     n = (size_t)(to - from);
     if ((*out = piece(r, n + 1, 1)) == NULL) {
         no_memory(r);
@@ -794,11 +809,26 @@ jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
         .chunked = jsonarena_active(),
     };
     const unsigned char *p;
+    unsigned char *copy;
     cJSON *top;
 
     *root = NULL;
     if (size > 0)
         msg[0] = '\0';
+    /*
+     * In an arena, one copy of the text there holds every string: each
+     * ends where its closing quote was, instead of a piece and a memcpy()
+     * per string. Outside, cJSON_Delete() frees each string on its own.
+     */
+    if (r.chunked) {
+        if ((copy = piece(&r, len + 1, 1)) == NULL)
+            return JSONREAD_NO_MEMORY;
+        memcpy(copy, json, len);
+        copy[len] = '\0';
+        r.start = copy;
+        r.end = copy + len;
+        r.in_place = true;
+    }
     if ((top = new_node(&r)) == NULL)
         return r.status;
     p = read_tree(&r, skip_space(r.start, r.end), top);

@@ -7,7 +7,9 @@
  * number bits, links), every managedFields array emptied; whatever it
  * refuses comes with a reason. jsonread is stricter than cJSON (RFC 8259
  * numbers, UTF-8, no bytes after the value), so the other direction is
- * test/unit/jsonread_oracle.py's, against Python's json.
+ * test/unit/jsonread_oracle.py's, against Python's json. Each input is
+ * read again inside the arena, the way a review is read, and must agree
+ * (test/unit/jsonread_arena.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/json_same.h"
+#include "test/unit/jsonread_arena.h"
 #include "webhook/jsonread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,7 +33,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (text == NULL)
         return 0;
     memcpy(text, data, size);
-    switch (jsonread(text, size, &mine, msg, sizeof(msg))) {
+    enum jsonread_status rc = jsonread(text, size, &mine, msg, sizeof(msg));
+
+    if (arena_disagrees(text, size, rc, msg, mine) != NULL)
+        abort();
+    switch (rc) {
     case JSONREAD_OK:
         theirs = cJSON_ParseWithLength(text, size);
         if (theirs == NULL)

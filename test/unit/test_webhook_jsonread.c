@@ -11,6 +11,10 @@
  *   builds the same tree (number bits, links and all), managedFields
  *   emptied.
  *
+ * Every text is read twice, outside this thread's arena and inside it
+ * (where strings end in a copy of the text: the way a review is read),
+ * and both must agree (test/unit/jsonread_arena.h).
+ *
  * With --print FILE..., prints for each file "ok " and the tree (numbers
  * as %.17g), or "error " and the reason, one line each: what
  * test/unit/jsonread_oracle.py compares with Python's json module.
@@ -25,9 +29,28 @@
 
 #include "test/unit/check.h"
 #include "test/unit/json_same.h"
+#include "test/unit/jsonread_arena.h"
 #include "test/unit/utf8_reference.h"
 #include "webhook/file.h"
 #include "webhook/jsonread.h"
+
+static unsigned long arena_reads, arena_differs;
+
+/* jsonread() as every test here calls it: outside the arena, then inside. */
+static enum jsonread_status
+read_both_ways(const char *s, size_t len, cJSON **root, char *msg,
+               size_t size)
+{
+    enum jsonread_status rc = jsonread(s, len, root, msg, size);
+    const char *why = arena_disagrees(s, len, rc, msg, *root);
+
+    arena_reads++;
+    if (why != NULL && arena_differs++ < 5)
+        fprintf(stderr, "in the arena, %s: '%.*s'\n", why,
+                (int)(len < 200 ? len : 200), s);
+    return rc;
+}
+#define jsonread read_both_ways
 
 /*
  * managedFields is checked by skip_value(), everything else by the
@@ -528,5 +551,8 @@ main(int argc, char **argv)
     test_skip_same_as_build();
     test_strings_random();
     test_against_cjson();
+    printf("# read in the arena too: %lu texts\n", arena_reads);
+    CHECK(arena_reads > 300000);
+    CHECK_INT(arena_differs, 0);
     CHECK_DONE();
 }
