@@ -88,10 +88,59 @@ test_unique_keys(void)
     CHECK(strncmp(msg, "member 'k150' twice", 19) == 0);
 }
 
+/*
+ * Random small objects (names that share first bytes, and bytes 64 apart
+ * that share a bit) against the pair-by-pair rule: the same verdict, and
+ * a twin named as the first member that has one.
+ */
+static void
+test_unique_random(void)
+{
+    static const char *const names[] = {"a", "ab", "abc", "b", "ba", "!",
+                                        "a!", "A", "", "\\u0001", "k"};
+    const size_t n_names = sizeof(names) / sizeof(names[0]);
+    unsigned int seed = 42;
+    unsigned long bad = 0, twins = 0;
+
+    for (int round = 0; round < 50000; round++) {
+        char json[512], msg[256], want[256] = "";
+        int n = 1 + rand_r(&seed) % 16, len = 0, rc;
+        const char *pick[16];
+
+        json[len++] = '{';
+        for (int i = 0; i < n; i++) {
+            pick[i] = names[rand_r(&seed) % n_names];
+            len += snprintf(json + len, sizeof(json) - (size_t)len,
+                            "%s\"%s\":%d", i ? "," : "", pick[i], i);
+        }
+        json[len++] = '}';
+        json[len] = '\0';
+        for (int i = 0; i < n && want[0] == '\0'; i++)
+            for (int j = i + 1; j < n; j++)
+                if (strcmp(pick[i], pick[j]) == 0) {
+                    snprintf(want, sizeof(want), "member '%s' twice",
+                             strcmp(pick[i], "\\u0001") == 0 ? "\x01"
+                                                                : pick[i]);
+                    break;
+                }
+        rc = keys(json, msg, sizeof(msg));
+        twins += want[0] != '\0';
+        if ((rc == 0) != (want[0] == '\0') ||
+            (rc != 0 && strncmp(msg, want, strlen(want)) != 0)) {
+            if (bad++ < 5)
+                fprintf(stderr, "%s: %s (want %s)\n", json, msg,
+                        want[0] ? want : "taken");
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK(twins > 10000 && twins < 40000); /* both sides were tried */
+}
+
 int
 main(void)
 {
     test_utf8_exhaustive();
     test_unique_keys();
+    test_unique_random();
     CHECK_DONE();
 }
