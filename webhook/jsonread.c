@@ -20,9 +20,11 @@
 /* Pieces are taken from the thread's arena this many bytes at a time. */
 #define CHUNK (8 * 1024)
 
-/* Where the text is, what went wrong, where pieces come from. The position
+/*
+ * Where the text is, what went wrong, where pieces come from. The position
  * is not here: every reader takes it and returns the next one (NULL once
- * refused), so it stays in a register. */
+ * refused), so it stays in a register.
+ */
 struct reader {
     const unsigned char *start, *end;
     enum jsonread_status status;
@@ -602,8 +604,10 @@ after_element(struct reader *r, const unsigned char *at, char close)
                                  : "expected ',' or '}' after a member");
 }
 
-/* The member's name at p and its ':' (out NULL: checked only); the byte
- * after them, spaces skipped. */
+/*
+ * The member's name at p and its ':' (out NULL: checked only); returns the
+ * byte after them, spaces skipped.
+ */
 HOT const unsigned char *
 read_name(struct reader *r, const unsigned char *p, char **out)
 {

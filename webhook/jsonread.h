@@ -23,9 +23,12 @@
  * record of who set which field is often half of a pod's JSON and no
  * decision reads it (their names are not checked for twins either).
  *
- * Nodes and strings are allocated as cJSON allocates them (its hooks: in
- * this thread's arena between jsonarena_begin() and _end(), else malloc),
- * so cJSON_Delete() or jsonarena_reset() frees the tree.
+ * Nodes are allocated as cJSON allocates them (its hooks: in this
+ * thread's arena between jsonarena_begin() and _end(), else malloc), so
+ * cJSON_Delete() or jsonarena_reset() frees the tree. In an arena the
+ * text is copied there once and every string is a piece of that copy
+ * (ended where its closing quote was, escapes decoded in place); outside,
+ * each string is its own malloc(). The caller's text is never written.
  */
 #ifndef TOPOGATE_JSONREAD_H
 #define TOPOGATE_JSONREAD_H
