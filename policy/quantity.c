@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +38,18 @@ scan_number(const char *s, double *out)
 {
     const char *p = s;
     size_t digits = 0;
+    uint64_t whole = 0;
 
     if (*p == '+' || *p == '-')
         p++;
     while (isdigit((unsigned char)*p))
-        p++, digits++;
+        whole = whole * 10 + (uint64_t)(*p++ - '0'), digits++;
+    /* Most quantities are a count ("8"): up to 15 digits a double holds
+     * it exactly, as strtod() would give it. */
+    if (p == s + digits && digits > 0 && digits <= 15 && *p != '.') {
+        *out = (double)whole;
+        return digits;
+    }
     if (*p == '.') {
         p++;
         while (isdigit((unsigned char)*p))
@@ -66,6 +74,10 @@ quantity_parse(const char *s, double *out)
 
     if (used == 0)
         return -1;
+    if (*rest == '\0') {
+        *out = number;
+        return 0;
+    }
     /* A decimal exponent: "1e3", "1E-2". */
     if ((*rest == 'e' || *rest == 'E') && rest[1] != '\0') {
         char *end;

@@ -1,4 +1,7 @@
 /* Quantities as Kubernetes spells them, and counts of devices. */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "policy/pod.h"
 #include "policy/quantity.h"
 #include "test/unit/check.h"
@@ -37,11 +40,55 @@ container_count(const char *resources, long *out, const char **null_map)
     return st;
 }
 
+/*
+ * Random numbers ([+-], 1-20 digits, leading zeros, a fraction) with and
+ * without a suffix: the value is strtod()'s of the number times the
+ * suffix's factor, bit for bit, whichever way quantity_parse() read it.
+ */
+static void
+test_numbers_random(void)
+{
+    static const char *const suffixes[] = {"", "", "", "Ki", "Gi", "m", "k"};
+    unsigned int seed = 9;
+    unsigned long bad = 0;
+
+    for (int round = 0; round < 20000; round++) {
+        char num[64], text[80];
+        int len = 0, digits = 1 + rand_r(&seed) % 20;
+        const char *suffix = suffixes[rand_r(&seed) % 7];
+        double got = -1, unit = 1;
+
+        if (rand_r(&seed) % 8 == 0)
+            num[len++] = "+-"[rand_r(&seed) % 2];
+        for (int i = 0; i < digits; i++)
+            num[len++] = (char)('0' + (i == 0 && rand_r(&seed) % 3 == 0
+                                           ? 0
+                                           : rand_r(&seed) % 10));
+        if (rand_r(&seed) % 6 == 0) {
+            num[len++] = '.';
+            num[len++] = (char)('0' + rand_r(&seed) % 10);
+        }
+        num[len] = '\0';
+        snprintf(text, sizeof(text), "%s%s", num, suffix);
+        if (suffix[0] != '\0')
+            unit = q(suffix[0] == 'K'   ? "1Ki"
+                     : suffix[0] == 'G' ? "1Gi"
+                     : suffix[0] == 'm' ? "1m"
+                                        : "1k");
+        if (quantity_parse(text, &got) != 0 || got != strtod(num, NULL) * unit) {
+            if (bad++ < 5)
+                fprintf(stderr, "%s: %.17g\n", text, got);
+        }
+    }
+    CHECK_INT(bad, 0);
+}
+
 int
 main(void)
 {
     long n = -1;
 
+    test_numbers_random();
     CHECK(q("64Gi") == 64.0 * 1024 * 1024 * 1024);
     CHECK(q("22888Mi") == 22888.0 * 1024 * 1024);
     CHECK(q("1.5") == 1.5);
