@@ -84,7 +84,17 @@ label_cmp(const void *a, const void *b)
                   ((const struct label *)b)->key);
 }
 
-/* Karpenter's values for an AWS row (karpenter-provider-aws labels.go). */
+/* n bytes of s as a fact's value, cut to its 47 as "%.*s" would. */
+static void
+put_fact(char v[48], const char *s, size_t n)
+{
+    n = n < 47 ? n : 47;
+    memcpy(v, s, n);
+    v[n] = '\0';
+}
+
+/* Karpenter's values for an AWS row (karpenter-provider-aws labels.go),
+ * copied rather than formatted: a row is labelled per review. */
 static void
 aws_facts(const struct instance_type *t, char v[AWS_FACTS][48])
 {
@@ -92,20 +102,29 @@ aws_facts(const struct instance_type *t, char v[AWS_FACTS][48])
     size_t fam = (size_t)(dot - t->name), cat = 0, gen;
     size_t i;
 
-    snprintf(v[0], 48, "%.*s", (int)fam, t->name);
-    snprintf(v[1], 48, "%s", dot + 1);
+    put_fact(v[0], t->name, fam);
+    put_fact(v[1], dot + 1, strlen(dot + 1));
     while (cat < fam && islower((unsigned char)t->name[cat]))
         cat++;
     for (gen = cat; gen < fam && isdigit((unsigned char)t->name[gen]); gen++)
         ;
-    snprintf(v[2], 48, "%.*s", (int)cat, t->name);
-    snprintf(v[3], 48, "%.*s", (int)(gen - cat), t->name + cat);
+    put_fact(v[2], t->name, cat);
+    put_fact(v[3], t->name + cat, gen - cat);
     snprintf(v[4], 48, "%d", t->count);
     /* "A10G" -> "a10g", "L40S" -> "l40s": Karpenter's gpu-name. */
-    snprintf(v[5], 48, "%s", t->accelerator);
+    put_fact(v[5], t->accelerator, strlen(t->accelerator));
     for (i = 0; v[5][i]; i++)
         v[5][i] = v[5][i] == ' ' ? '-' : (char)tolower((unsigned char)v[5][i]);
-    snprintf(v[6], 48, "nvidia");
+    put_fact(v[6], "nvidia", 6);
+}
+
+static bool
+sorted_by_key(const struct label *items, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(items[i - 1].key, items[i].key) > 0)
+            return false;
+    return true;
 }
 
 /* The labels a node of type t carries; written is the type as pinned. */
@@ -115,15 +134,24 @@ row_labels(const struct instance_type *t, const char *written,
 {
     size_t n = 0;
 
-    r->items[n++] = (struct label){LABEL_INSTANCE_TYPE, written};
+    /* Written in the keys' order (beta.kubernetes.io, eks.amazonaws.com,
+     * karpenter.k8s.aws, node.kubernetes.io; each prefix's facts by
+     * name), so a sort is only a check that nothing moved. */
+    static const size_t prefix_order[N_AWS_PREFIXES] = {1, 0};
+    static const size_t fact_order[AWS_FACTS] = {2, 0, 3, 4, 6, 5, 1};
+
     r->items[n++] = (struct label){LABEL_INSTANCE_TYPE_BETA, written};
     if (is_aws_type(t->name) && strcmp(t->resource, RESOURCE_GPU) == 0) {
         aws_facts(t, r->values);
         for (size_t p = 0; p < N_AWS_PREFIXES; p++)
             for (size_t f = 0; f < AWS_FACTS; f++, n++)
-                r->items[n] = (struct label){aws_keys[p][f], r->values[f]};
+                r->items[n] = (struct label){
+                    aws_keys[prefix_order[p]][fact_order[f]],
+                    r->values[fact_order[f]]};
     }
-    qsort(r->items, n, sizeof(r->items[0]), label_cmp);
+    r->items[n++] = (struct label){LABEL_INSTANCE_TYPE, written};
+    if (!sorted_by_key(r->items, n))
+        qsort(r->items, n, sizeof(r->items[0]), label_cmp);
     r->set = (struct label_set){r->items, n};
 }
 
