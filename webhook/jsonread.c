@@ -658,30 +658,23 @@ value: /* a value at p */
     goto after;
 
 member: /* a member's name at p */
-    if (p >= end || *p != '"')
-        return unexpected(r, p, "expected a member's name in quotes");
-    if ((p = read_string(r, p, NULL)) == NULL)
+    if ((p = read_name(r, p, NULL)) == NULL)
         return NULL;
     /*
      * Most of managedFields is "f:name":{} and "f:name":{"f:...: the
-     * bytes after the name taken as they come, with no spaces to skip.
+     * value's bytes taken as they come, with no spaces to skip.
      */
-    if (end - p >= 3 && p[0] == ':' && p[1] == '{') {
+    if (end - p >= 2 && p[0] == '{' && (p[1] == '}' || p[1] == '"')) {
         if (depth + open >= DEPTH_MAX)
-            return nested_too_deep(r, p + 1);
-        if (p[2] == '}') {
-            p += 3;
+            return nested_too_deep(r, p);
+        if (p[1] == '}') {
+            p += 2;
             goto after;
         }
-        if (p[2] == '"') {
-            closing[open++] = '}';
-            p += 2;
-            goto member;
-        }
+        closing[open++] = '}';
+        p++;
+        goto member;
     }
-    if (!next_is(&p, end, ':'))
-        return unexpected(r, p, "expected ':' after a member's name");
-    p = skip_space(p + 1, end);
     goto value;
 
 after: /* after a value: the end, the next element, or a closing bracket */
