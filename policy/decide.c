@@ -33,16 +33,6 @@ summarise_ops(struct decision *d)
     return rc;
 }
 
-static void
-drop_ops(struct decision *d)
-{
-    for (size_t i = 0; i < d->n_ops; i++) {
-        free(d->ops[i].path);
-        cJSON_Delete(d->ops[i].value);
-    }
-    d->n_ops = 0;
-}
-
 /*
  * The ops as JSON Patch text, for the log line and the audit annotation:
  * whole ops only, as many as fit in DECISION_WOULD_MAX, then how many
@@ -91,7 +81,7 @@ to_audit(struct decision *d)
     if (d->n_ops > 0 && (summarise_ops(d) < 0 ||
                          (d->would_patch = would_patch(d)) == NULL))
         return -1;
-    drop_ops(d);
+    decision_drop_ops(d);
     return 0;
 }
 
@@ -154,7 +144,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
     if (v == VERDICT_DENY) {
         /* Nothing is patched on a denied pod. */
-        drop_ops(d);
+        decision_drop_ops(d);
         d->verdict = d->judged = VERDICT_DENY;
         if (finding_deny(d, &worst, candidates[0] ? candidates : NULL) == 0 &&
             finding_explain(d, &worst) == 0)

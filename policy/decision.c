@@ -32,6 +32,16 @@ decision_init(struct decision *d)
 }
 
 void
+decision_drop_ops(struct decision *d)
+{
+    for (size_t i = 0; i < d->n_ops; i++) {
+        free(d->ops[i].path);
+        cJSON_Delete(d->ops[i].value);
+    }
+    d->n_ops = 0;
+}
+
+void
 decision_free(struct decision *d)
 {
     free(d->message);
@@ -41,10 +51,7 @@ decision_free(struct decision *d)
     for (size_t i = 0; i < d->n_warnings; i++)
         free(d->warnings[i]);
     free(d->warnings);
-    for (size_t i = 0; i < d->n_ops; i++) {
-        free(d->ops[i].path);
-        cJSON_Delete(d->ops[i].value);
-    }
+    decision_drop_ops(d);
     free(d->ops);
     decision_init(d);
 }

@@ -65,6 +65,10 @@ struct decision {
 void decision_init(struct decision *d);
 void decision_free(struct decision *d);
 
+/* Frees the ops made so far and empties the list; its array is kept for
+ * the ops that follow (decision_free() releases it). */
+void decision_drop_ops(struct decision *d);
+
 /* printf-style; cut at WARNING_MAX. Returns 0, or -1 out of memory. */
 int decision_warn(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
