@@ -42,7 +42,8 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 	openssl python3 valgrind
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
-	deps test-deps clean sanitize bench bench-deps bench-decide
+	deps test-deps clean sanitize bench bench-deps bench-decide \
+	bench-parse
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -243,6 +244,21 @@ bench-decide: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(VIEW_BENCH)
 	@$(BENCH_BIN) $(SHARED)/bench/fixtures/*.json
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json
+
+# topogate's parse beside simdjson's, the fastest parser we know of, on the
+# same reviews (test/bench/parse-peer.sh): how far a parse can go.
+PARSE_PEER = $(BUILD)/bench/simdjson_peer
+BENCH_PARSE_DEPS = g++ libsimdjson-dev util-linux python3
+
+$(PARSE_PEER): test/bench/simdjson_peer.cpp
+	@mkdir -p $(dir $@)
+	g++ -std=c++17 -O2 -Wall -Wextra -o $@ $< -lsimdjson
+
+bench-parse: deps
+	$(call install_missing,$(BENCH_PARSE_DEPS))
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PARSE_PEER)
+	@test/bench/parse-peer.sh $(BENCH_BIN) $(PARSE_PEER) \
+		$(SHARED)/bench/fixtures/*.json
 
 # --- load and faults (test/stress) ------------------------------------------
 

@@ -1,12 +1,16 @@
 /*
  * decide_bench.c - the decision alone, in process, for each fixture.
  *
- *   decide_bench [-n N] [-b BATCHES] [-m all|review|decide|parse] FIXTURE...
+ *   decide_bench [-n N] [-b BATCHES] [-m all|review|decide|parse|read]
+ *                FIXTURE...
  *
  * For each fixture it times, on this thread's CPU clock (other processes
  * on a shared machine do not count), the median over BATCHES batches of N
  * calls of:
  *   parse   cJSON_ParseWithLength() + cJSON_Delete() of the request body;
+ *   read    topogate's own parse of it, jsonread() in the arena, as
+ *           review_respond() runs it (only with -m read: the figure to
+ *           set beside test/bench/simdjson_peer.cpp);
  *   decide  decide() on the parsed request, with decision_init/free: the
  *           pure engine, no JSON text in or out;
  *   review  review_respond(): parse + decode + decide + encode (JSON Patch,
@@ -28,9 +32,11 @@
 #include "policy/decide.h"
 #include "policy/pod.h"
 #include "policy/snapshot.h"
+#include "webhook/jsonarena.h"
+#include "webhook/jsonread.h"
 #include "webhook/review.h"
 
-enum run { RUN_ALL, RUN_REVIEW, RUN_DECIDE, RUN_PARSE };
+enum run { RUN_ALL, RUN_REVIEW, RUN_DECIDE, RUN_PARSE, RUN_READ };
 
 struct fixture {
     const char *path;
@@ -110,6 +116,30 @@ loop_parse(const struct fixture *f, long n)
     return 0;
 }
 
+/* As review_respond() reads a body: in this thread's arena, dropped at once. */
+static int
+loop_read(const struct fixture *f, long n)
+{
+    char msg[256];
+
+    for (long i = 0; i < n; i++) {
+        cJSON *root;
+        bool failed;
+
+        if (jsonarena_begin() < 0)
+            return -1;
+        failed = jsonread(f->body, f->len, &root, msg, sizeof(msg)) !=
+                 JSONREAD_OK;
+        if (!failed)
+            sink += (size_t)root->type;
+        failed = jsonarena_end() || failed;
+        jsonarena_reset();
+        if (failed)
+            return -1;
+    }
+    return 0;
+}
+
 static int
 loop_decide(const struct snapshot *s, const struct admission *req, long n)
 {
@@ -167,6 +197,8 @@ measure(enum run what, const struct snapshot *s, const struct fixture *f,
 
         if (what == RUN_PARSE)
             rc = loop_parse(f, n);
+        else if (what == RUN_READ)
+            rc = loop_read(f, n);
         else if (what == RUN_DECIDE)
             rc = loop_decide(s, req, n);
         else
@@ -197,7 +229,7 @@ bench_fixture(const struct snapshot *s, const struct fixture *f, enum run m,
 {
     struct admission req;
     cJSON *root = cJSON_ParseWithLength(f->body, f->len);
-    double parse = 0, dec = 0, rev = 0;
+    double parse = 0, dec = 0, rev = 0, read = 0;
     int rc = -1;
 
     if (root == NULL || admission_of(root, &req) < 0) {
@@ -212,13 +244,15 @@ bench_fixture(const struct snapshot *s, const struct fixture *f, enum run m,
     if ((m == RUN_ALL || m == RUN_DECIDE) &&
         (dec = measure(RUN_DECIDE, s, f, &req, n, batches)) < 0)
         goto out;
+    if (m == RUN_READ && (read = measure(RUN_READ, s, f, &req, n, batches)) < 0)
+        goto out;
     if ((m == RUN_ALL || m == RUN_REVIEW) &&
         (rev = measure(RUN_REVIEW, s, f, &req, n, batches)) < 0)
         goto out;
     printf("{\"fixture\":\"%s\",\"bytes\":%zu,\"calls_per_batch\":%ld,"
            "\"batches\":%d,\"parse_ns\":%.0f,\"decide_ns\":%.0f,"
-           "\"review_ns\":%.0f}\n",
-           f->path, f->len, n, batches, parse, dec, rev);
+           "\"review_ns\":%.0f,\"read_ns\":%.0f}\n",
+           f->path, f->len, n, batches, parse, dec, rev, read);
     rc = 0;
 out:
     if (rc < 0)
@@ -231,7 +265,7 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: decide_bench [-n calls] [-b batches] "
-                    "[-m all|review|decide|parse] FIXTURE...\n");
+                    "[-m all|review|decide|parse|read] FIXTURE...\n");
     exit(2);
 }
 
@@ -261,6 +295,8 @@ main(int argc, char **argv)
                 m = RUN_DECIDE;
             else if (strcmp(optarg, "parse") == 0)
                 m = RUN_PARSE;
+            else if (strcmp(optarg, "read") == 0)
+                m = RUN_READ;
             else
                 usage();
             break;
