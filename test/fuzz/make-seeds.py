@@ -3,7 +3,8 @@
 
 Small on purpose: a few inputs per behaviour, JSON compacted (libFuzzer
 mutates short inputs faster), YAML as is. Sources: the golden cases, the
-policies, and ../shared/corpus. Run from the repository root:
+policies, the audit inputs, a Node list, and ../shared/corpus. Run from
+the repository root:
 
     /usr/bin/python3 test/fuzz/make-seeds.py
 """
@@ -49,6 +50,16 @@ jobset-pytorch-resnet-cpu.yaml kai-pytorchjob-1gpu-quoted.yaml
 kftrainer-trainjob-runtime-patches.yaml kftrainer-trainingruntime-multistep.yaml
 kueue-provisioning-job-generatename.yaml k8s-fuzz-core-v1-pod.yaml
 """.split()
+
+# Manifests of this repository's own tests, under the seed's name: the
+# audit inputs of issue 13, and a Node list the cluster view reads.
+REPO_MANIFESTS = {
+    "i13-accelerators.yaml": "test/audit/inputs/accelerators.yaml",
+    "i13-gb200.yaml": "test/audit/inputs/gb200.yaml",
+    "i13-kinds.yaml": "test/audit/inputs/kinds.yaml",
+    "i13-templates.yaml": "test/audit/inputs/templates.yaml",
+    "view-eks-p4d-p5-g5.yaml": "test/nodes/eks-p4d-p5-g5.yaml",
+}
 
 
 def fresh(name):
@@ -114,6 +125,8 @@ def main():
     d = fresh("manifest")
     for name in MANIFESTS:
         shutil.copy(os.path.join(SHARED, "corpus/manifests", name), d)
+    for seed, path in REPO_MANIFESTS.items():
+        shutil.copy(os.path.join(REPO, path), os.path.join(d, seed))
     return 0
 
 
