@@ -10,7 +10,10 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
 # GnuTLS is the TLS library libmicrohttpd already links; topogate hands
 # each session its credentials itself, so a certificate can be rotated.
-LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread
+# floor() is inlined at -O1 and -O2 but called from libm at -O0 and -Os:
+# libm is linked only where a call to it is left.
+LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread \
+	-Wl,--push-state,--as-needed -lm -Wl,--pop-state
 
 POLICY_SRC  := $(wildcard policy/*.c)
 # The apiserver client (libcurl) is topogate-kubewatch's alone, an
