@@ -158,68 +158,66 @@ print_config(const struct kube_config *c)
     emit(l);
 }
 
-int
-main(int argc, char **argv)
-{
-    struct kube_sink sink = {NULL,       on_replace, on_event,
-                             on_restart, on_state,   on_tick};
-    struct kube_config cfg;
-    struct kube_watch *w;
-    const char *kubeconfig = NULL;
-    bool in_cluster = false, config_only = false;
-    char err[512];
-    sigset_t set;
-    int sig, rc;
+struct options {
+    const char *kubeconfig;
+    bool in_cluster, config_only;
+};
 
-    log_init("kube_dump");
-    log_setverbose(getenv("KUBE_DUMP_VERBOSE") != NULL);
+/* 0, or 2 after saying what is wrong. */
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof(*o));
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc)
-            kubeconfig = argv[++i];
-        else if (strcmp(argv[i], "--in-cluster") == 0)
-            in_cluster = true;
-        else if (strcmp(argv[i], "--config") == 0)
-            config_only = true;
-        else {
+        if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc) {
+            o->kubeconfig = argv[++i];
+        } else if (strcmp(argv[i], "--in-cluster") == 0) {
+            o->in_cluster = true;
+        } else if (strcmp(argv[i], "--config") == 0) {
+            o->config_only = true;
+        } else {
             fprintf(stderr, "usage: kube_dump [--config] "
                             "(--kubeconfig FILE | --in-cluster)\n");
             return 2;
         }
     }
-    if ((kubeconfig == NULL) == !in_cluster) {
+    if ((o->kubeconfig == NULL) == !o->in_cluster) {
         fprintf(stderr, "kube_dump: one of --kubeconfig or --in-cluster\n");
         return 2;
     }
-    rc = in_cluster ? kube_config_in_cluster(&cfg, err, sizeof(err))
-                    : kube_config_load(kubeconfig, &cfg, err, sizeof(err));
-    if (rc != 0) {
-        cJSON *l = cJSON_CreateObject();
+    return 0;
+}
 
-        cJSON_AddStringToObject(l, "error", err);
-        emit(l);
-        return 1;
-    }
-    if (config_only) {
-        print_config(&cfg);
-        kube_config_free(&cfg);
-        return 0;
-    }
-    cfg.test_backoff_ms = env_unsigned("KUBE_DUMP_BACKOFF_MS");
-    cfg.test_stall_s = env_unsigned("KUBE_DUMP_STALL_S");
-    cfg.test_rediscover_s = env_unsigned("KUBE_DUMP_REDISCOVER_S");
+/* Watches what serve watches, one line per callback, until a signal. */
+static int
+watch_until_signal(struct kube_config *cfg)
+{
+    static const struct kube_sink sink = {
+        .replace = on_replace,
+        .event = on_event,
+        .restart = on_restart,
+        .state = on_state,
+        .tick = on_tick,
+    };
+    const struct kube_resource *resources;
+    struct kube_watch *w;
+    size_t n_resources;
+    char err[512];
+    sigset_t set;
+    int sig;
 
-    /* Blocked here, so the watch thread inherits the mask and main
-     * alone takes the signal, in sigwait(). */
+    cfg->test_backoff_ms = env_unsigned("KUBE_DUMP_BACKOFF_MS");
+    cfg->test_stall_s = env_unsigned("KUBE_DUMP_STALL_S");
+    cfg->test_rediscover_s = env_unsigned("KUBE_DUMP_REDISCOVER_S");
+    /* Blocked here, so the watch thread inherits the mask and this
+     * thread alone takes the signal, in sigwait(). */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    /* What serve watches, the same list. */
-    size_t n_resources;
-    const struct kube_resource *resources = kube_resources(&n_resources);
-    w = kube_watch_start(&cfg, resources, n_resources, &sink, err,
+    resources = kube_resources(&n_resources);
+    w = kube_watch_start(cfg, resources, n_resources, &sink, err,
                          sizeof(err));
-    kube_config_free(&cfg);
     if (w == NULL) {
         fprintf(stderr, "kube_dump: %s\n", err);
         return 1;
@@ -228,4 +226,33 @@ main(int argc, char **argv)
     kube_watch_stop(w);
     emit(line_new("stopped", NULL));
     return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct options o;
+    struct kube_config cfg;
+    char err[512];
+    int rc;
+
+    log_init("kube_dump");
+    log_setverbose(getenv("KUBE_DUMP_VERBOSE") != NULL);
+    if ((rc = parse_options(argc, argv, &o)) != 0)
+        return rc;
+    rc = o.in_cluster ? kube_config_in_cluster(&cfg, err, sizeof(err))
+                      : kube_config_load(o.kubeconfig, &cfg, err, sizeof(err));
+    if (rc != 0) {
+        cJSON *l = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(l, "error", err);
+        emit(l);
+        return 1;
+    }
+    if (o.config_only)
+        print_config(&cfg);
+    else
+        rc = watch_until_signal(&cfg);
+    kube_config_free(&cfg);
+    return rc;
 }
