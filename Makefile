@@ -46,7 +46,7 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
-	bench-parse
+	bench-parse bench-cold
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -247,6 +247,18 @@ bench-decide: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(VIEW_BENCH)
 	@$(BENCH_BIN) $(SHARED)/bench/fixtures/*.json
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json
+
+# The whole review after the caches were emptied to several depths: what
+# a review costs at 1,000/s, when it runs cold (test/bench/cold_review.c).
+COLD_BIN = $(BUILD)/bench/cold_review
+
+$(COLD_BIN): test/bench/cold_review.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+
+bench-cold: deps
+	@$(MAKE) --no-print-directory $(COLD_BIN)
+	@$(COLD_BIN) $(SHARED)/bench/fixtures/*.json
 
 # topogate's parse beside simdjson's, the fastest parser we know of, on the
 # same reviews (test/bench/parse-peer.sh): how far a parse can go.
