@@ -217,13 +217,15 @@ fuzz-smoke: fuzz-deps
 SHARED ?= ../shared
 BENCH_BIN = $(BUILD)/bench/decide_bench
 
-$(BENCH_BIN): test/bench/decide_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+$(BENCH_BIN): test/bench/decide_bench.c test/bench/bench_time.h \
+		$(POLICY_OBJ) $(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 
 VIEW_BENCH = $(BUILD)/bench/view_bench
 
-$(VIEW_BENCH): test/bench/view_bench.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+$(VIEW_BENCH): test/bench/view_bench.c test/bench/bench_time.h \
+		$(POLICY_OBJ) $(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 
@@ -252,7 +254,8 @@ bench-decide: deps
 # a review costs at 1,000/s, when it runs cold (test/bench/cold_review.c).
 COLD_BIN = $(BUILD)/bench/cold_review
 
-$(COLD_BIN): test/bench/cold_review.c $(POLICY_OBJ) $(WEBHOOK_OBJ)
+$(COLD_BIN): test/bench/cold_review.c test/bench/bench_time.h \
+		$(POLICY_OBJ) $(WEBHOOK_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
 

@@ -21,27 +21,11 @@
 #include <unistd.h>
 
 #include "policy/snapshot.h"
+#include "test/bench/bench_time.h"
 #include "webhook/file.h"
 #include "webhook/review.h"
 
 #define EVICT_MAX 8
-
-static double
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
 
 /* Writes a byte per cache line of buf, so that its lines replace others. */
 static void
@@ -56,10 +40,10 @@ one_review(const struct snapshot *s, const char *body, size_t len,
            double *ns)
 {
     struct review_result r;
-    double t0 = now_ns();
+    double t0 = bench_wall_ns();
     int rc = review_respond(s, NULL, body, len, &r);
 
-    *ns = now_ns() - t0;
+    *ns = bench_wall_ns() - t0;
     rc = rc < 0 || r.http_status != 200 ? -1 : 0;
     review_result_free(&r);
     return rc;
@@ -90,7 +74,7 @@ bench(const struct snapshot *s, const char *path, long calls,
             if (one_review(s, body, len, &t[i]) < 0)
                 goto refused;
         }
-        qsort(t, (size_t)calls, sizeof(*t), cmp_double);
+        bench_sort_ns(t, (size_t)calls);
         printf("{\"fixture\":\"%s\",\"bytes\":%zu,\"evict_kb\":%ld,"
                "\"calls\":%ld,\"median_ns\":%.0f,\"p10_ns\":%.0f,"
                "\"p90_ns\":%.0f}\n",

@@ -32,6 +32,7 @@
 #include "policy/decide.h"
 #include "policy/pod.h"
 #include "policy/snapshot.h"
+#include "test/bench/bench_time.h"
 #include "webhook/jsonarena.h"
 #include "webhook/jsonread.h"
 #include "webhook/review.h"
@@ -43,15 +44,6 @@ struct fixture {
     char *body;
     size_t len;
 };
-
-static double
-cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int
 read_fixture(const char *path, struct fixture *f)
@@ -174,14 +166,6 @@ loop_review(const struct snapshot *s, const struct fixture *f, long n)
     return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Median ns per call over batches; a negative value on failure. */
 static double
 measure(enum run what, const struct snapshot *s, const struct fixture *f,
@@ -193,7 +177,7 @@ measure(enum run what, const struct snapshot *s, const struct fixture *f,
     if (batches > 64)
         batches = 64;
     for (int b = 0; b < batches; b++) {
-        double t0 = cpu_ns();
+        double t0 = bench_cpu_ns();
 
         if (what == RUN_PARSE)
             rc = loop_parse(f, n);
@@ -205,9 +189,9 @@ measure(enum run what, const struct snapshot *s, const struct fixture *f,
             rc = loop_review(s, f, n);
         if (rc < 0)
             return -1;
-        t[b] = (cpu_ns() - t0) / (double)n;
+        t[b] = (bench_cpu_ns() - t0) / (double)n;
     }
-    qsort(t, (size_t)batches, sizeof(t[0]), cmp_double);
+    bench_sort_ns(t, (size_t)batches);
     return t[batches / 2];
 }
 
@@ -215,11 +199,11 @@ measure(enum run what, const struct snapshot *s, const struct fixture *f,
 static long
 calls_per_batch(const struct snapshot *s, const struct fixture *f)
 {
-    double t0 = cpu_ns(), one;
+    double t0 = bench_cpu_ns(), one;
 
     if (loop_review(s, f, 3) < 0)
         return -1;
-    one = (cpu_ns() - t0) / 3;
+    one = (bench_cpu_ns() - t0) / 3;
     return one > 0 ? (long)(20e6 / one) + 1 : 1000;
 }
 

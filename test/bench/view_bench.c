@@ -30,20 +30,12 @@
 
 #include "policy/snapshot.h"
 #include "policy/view.h"
+#include "test/bench/bench_time.h"
 #include "webhook/review.h"
 
 static const char *const types[] = {
     "p4d.24xlarge", "p5.48xlarge", "p5e.48xlarge",  "g5.12xlarge",
     "g5.48xlarge",  "g6.12xlarge", "p4de.24xlarge", "g6e.48xlarge"};
-
-static double
-cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static cJSON *
 node(int i, int kinds, const char *group_suffix)
@@ -101,7 +93,7 @@ static double
 review_us(const struct snapshot *s, const struct view *v, const char *body,
           size_t len, long n, const char *want)
 {
-    double t0 = cpu_ns();
+    double t0 = bench_cpu_ns();
 
     for (long i = 0; i < n; i++) {
         struct review_result r;
@@ -112,7 +104,7 @@ review_us(const struct snapshot *s, const struct view *v, const char *body,
         }
         review_result_free(&r);
     }
-    return (cpu_ns() - t0) / (double)n / 1000.0;
+    return (bench_cpu_ns() - t0) / (double)n / 1000.0;
 }
 
 /* The fixture with its instance-type pin replaced by a node group. */
@@ -176,36 +168,36 @@ main(int argc, char **argv)
 
     before = heap();
     x = view_index_new();
-    t0 = cpu_ns();
+    t0 = bench_cpu_ns();
     for (int i = 0; i < n_nodes; i++)
         view_index_put_node(x, nodes[i]);
-    index_ms = (cpu_ns() - t0) / 1e6;
-    t0 = cpu_ns();
+    index_ms = (bench_cpu_ns() - t0) / 1e6;
+    t0 = bench_cpu_ns();
     v = view_build(x);
-    build_ms = (cpu_ns() - t0) / 1e6;
+    build_ms = (bench_cpu_ns() - t0) / 1e6;
     size_t view_bytes = heap() - before;
 
-    t0 = cpu_ns();
+    t0 = bench_cpu_ns();
     for (int r = 0; r < 10; r++)
         for (int i = 0; i < n_nodes; i++)
             view_index_put_node(x, nodes[i]);
-    heartbeat_us = (cpu_ns() - t0) / (10.0 * n_nodes) / 1000.0;
+    heartbeat_us = (bench_cpu_ns() - t0) / (10.0 * n_nodes) / 1000.0;
     /* What the watch thread pays first for each event: parsing it. */
     char *text = cJSON_PrintUnformatted(nodes[0]);
-    t0 = cpu_ns();
+    t0 = bench_cpu_ns();
     for (int r = 0; r < 20000; r++)
         cJSON_Delete(cJSON_Parse(text));
-    double parse_us = (cpu_ns() - t0) / 20000.0 / 1000.0;
+    double parse_us = (bench_cpu_ns() - t0) / 20000.0 / 1000.0;
     size_t node_json = strlen(text);
     free(text);
     moved = node(7, kinds, "-b");
     back = node(7, kinds, "");
-    t0 = cpu_ns();
+    t0 = bench_cpu_ns();
     for (int r = 0; r < 5000; r++) {
         view_index_put_node(x, moved);
         view_index_put_node(x, back);
     }
-    relabel_us = (cpu_ns() - t0) / 10000.0 / 1000.0;
+    relabel_us = (bench_cpu_ns() - t0) / 10000.0 / 1000.0;
 
     resolved = resolved_fixture(body);
     printf("{\"nodes\":%d,\"kinds\":%zu,\"index_ms\":%.1f,\"build_ms\":%.2f,"
