@@ -9,12 +9,13 @@
 #include "mutate.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "launch.h"
 #include "pod.h"
+#include "pointer.h"
 #include "quantity.h"
 #include "strbuf.h"
 
@@ -134,10 +135,10 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
 {
     const cJSON *res = json_get(c, "resources");
     const cJSON *requests = json_get(res, "requests");
-    char prefix[96], count[24];
+    char prefix[96], count[DECIMAL_MAX];
 
-    snprintf(count, sizeof(count), "%ld", value);
-    snprintf(prefix, sizeof(prefix), "/spec/containers/%d/resources", i);
+    decimal_write(count, value);
+    pointer_index(prefix, sizeof(prefix), "/spec/containers", i, "/resources");
     if (!cJSON_IsObject(res))
         return decision_add_at(
             d, json_wrap("limits", json_wrap(resource, cJSON_CreateString(count))),
@@ -481,7 +482,8 @@ mounts:
             cJSON_Delete(mount);
             return -1;
         }
-        snprintf(path, sizeof(path), "/spec/containers/%d/volumeMounts", i);
+        pointer_index(path, sizeof(path), "/spec/containers", i,
+                      "/volumeMounts");
         if (append_all(d, json_get(c, "volumeMounts"), json_one_item(mount), path) <
             0)
             return -1;
@@ -519,7 +521,8 @@ patch_ipc_lock(const cJSON *c, int i, struct decision *d)
 
     if (has_capability(adds, IPC_LOCK))
         return 0;
-    snprintf(path, sizeof(path), "/spec/containers/%d/securityContext", i);
+    pointer_index(path, sizeof(path), "/spec/containers", i,
+                  "/securityContext");
     if (cJSON_IsArray(adds)) {
         strcat(path, "/capabilities/add/-");
         return decision_add_at(d, cJSON_CreateString(IPC_LOCK), path, NULL);
@@ -588,7 +591,7 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
                              "container '%s' uses envFrom: topogate adds "
                              "no env to it",
                              name);
-    snprintf(path, sizeof(path), "%s/env", cpath);
+    pointer_join(path, sizeof(path), cpath, "/env");
     if ((adds = cJSON_CreateArray()) == NULL)
         return -1;
     for (size_t k = 0; k < t->n_env; k++) {
@@ -608,7 +611,7 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
             continue;
         if (override) {
             /* The whole entry: a valueFrom must go too. */
-            snprintf(at, sizeof(at), "%s/%d", path, env_index(c, have));
+            pointer_index(at, sizeof(at), path, env_index(c, have), NULL);
             if (decision_replace(d, at, env_entry(e)) < 0)
                 goto oom;
         } else if (decision_warn(d,
@@ -652,7 +655,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     {
         char cpath[64];
 
-        snprintf(cpath, sizeof(cpath), "/spec/containers/%d", i);
+        pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
         if (container_gpus(c) > 0) {
             /* A launcher that runs ranks too (runLauncherAsNode) passes
              * the env on to those it starts on the other nodes. */

@@ -13,10 +13,10 @@
 
 #include <ctype.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "labels.h"
 #include "pod.h"
 
@@ -110,7 +110,7 @@ aws_facts(const struct instance_type *t, char v[AWS_FACTS][48])
         ;
     put_fact(v[2], t->name, cat);
     put_fact(v[3], t->name + cat, gen - cat);
-    snprintf(v[4], 48, "%d", t->count);
+    decimal_write(v[4], t->count);
     /* "A10G" -> "a10g", "L40S" -> "l40s": Karpenter's gpu-name. */
     put_fact(v[5], t->accelerator, strlen(t->accelerator));
     for (i = 0; v[5][i]; i++)

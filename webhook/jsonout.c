@@ -2,10 +2,12 @@
 #include "webhook/jsonout.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/decimal.h"
 #include "webhook/jsoncheck.h"
 
 /* A review's response is one to two KB. */
@@ -123,30 +125,105 @@ jsonout_string(struct jsonout *o, const char *s)
 void
 jsonout_int(struct jsonout *o, long n)
 {
-    char num[24];
-    int len = snprintf(num, sizeof(num), "%ld", n);
+    char num[DECIMAL_MAX];
 
-    jsonout_raw(o, num, (size_t)len);
+    jsonout_raw(o, num, decimal_write(num, n));
+}
+
+/*
+ * A number as cJSON 1.7.15 prints one: "%1.15g" (then "%1.17g" where that
+ * does not read back), "null" for NaN and infinities. A whole number
+ * under 10^15 comes out of %1.15g as its plain digits, which are written
+ * here; any other (-0 included: "-0") is printed by cJSON itself.
+ */
+static void
+put_number(struct jsonout *o, const cJSON *number)
+{
+    double d = number->valuedouble;
+
+    if (d > -1e15 && d < 1e15 && d == (double)(long)d &&
+        !(d == 0 && signbit(d))) {
+        jsonout_int(o, (long)d);
+        return;
+    }
+    if (!jsonout_reserve(o, 64))
+        return;
+    if (!cJSON_PrintPreallocated((cJSON *)number, o->buf + o->len,
+                                 (int)(o->cap - o->len), 0)) {
+        o->failed = true;
+        return;
+    }
+    o->len += strlen(o->buf + o->len);
+}
+
+/*
+ * The compact text cJSON_PrintUnformatted() gives, written here: cJSON's
+ * printer walks a print buffer of its own per call, and a patch prints a
+ * dozen small values. What cJSON cannot print (an invalid item, a raw one
+ * without text) fails the output as it fails cJSON's.
+ */
+static void
+put_value(struct jsonout *o, const cJSON *v, int depth)
+{
+    const cJSON *c;
+
+    if (depth > CJSON_NESTING_LIMIT) {
+        o->failed = true;
+        return;
+    }
+    switch (v->type & 0xFF) {
+    case cJSON_NULL:
+        jsonout_lit(o, "null");
+        return;
+    case cJSON_False:
+        jsonout_lit(o, "false");
+        return;
+    case cJSON_True:
+        jsonout_lit(o, "true");
+        return;
+    case cJSON_Number:
+        put_number(o, v);
+        return;
+    case cJSON_String:
+        jsonout_string(o, v->valuestring);
+        return;
+    case cJSON_Raw:
+        if (v->valuestring == NULL)
+            break;
+        jsonout_raw(o, v->valuestring, strlen(v->valuestring));
+        return;
+    case cJSON_Array:
+        jsonout_lit(o, "[");
+        for (c = v->child; c != NULL; c = c->next) {
+            if (c != v->child)
+                jsonout_lit(o, ",");
+            put_value(o, c, depth + 1);
+        }
+        jsonout_lit(o, "]");
+        return;
+    case cJSON_Object:
+        jsonout_lit(o, "{");
+        for (c = v->child; c != NULL; c = c->next) {
+            if (c != v->child)
+                jsonout_lit(o, ",");
+            jsonout_string(o, c->string);
+            jsonout_lit(o, ":");
+            put_value(o, c, depth + 1);
+        }
+        jsonout_lit(o, "}");
+        return;
+    }
+    o->failed = true;
 }
 
 void
 jsonout_value(struct jsonout *o, const cJSON *value)
 {
-    /* Most values are small; a larger one is retried with more room. */
-    size_t room = 256;
-
-    while (jsonout_reserve(o, room)) {
-        if (cJSON_PrintPreallocated((cJSON *)value, o->buf + o->len,
-                                    (int)(o->cap - o->len), 0)) {
-            o->len += strlen(o->buf + o->len);
-            return;
-        }
-        if (room > (size_t)INT_MAX / 2) {
-            o->failed = true;
-            return;
-        }
-        room = 2 * (o->cap - o->len);
+    if (value == NULL) {
+        o->failed = true;
+        return;
     }
+    put_value(o, value, 0);
 }
 
 void

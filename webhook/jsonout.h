@@ -4,8 +4,9 @@
  * The response to a review is a few fixed members around the uid, the
  * decision's strings and the patch: building a cJSON tree for it only to
  * print it cost more than deciding. Strings are escaped exactly as cJSON
- * prints them, and values are printed by cJSON itself, so the bytes are
- * those cJSON_PrintUnformatted() gives for the same document.
+ * prints them and values laid out as it lays them out (fractions printed
+ * by cJSON itself), so the bytes are those cJSON_PrintUnformatted() gives
+ * for the same document (test_webhook_jsonout compares them).
  *
  * A zeroed struct jsonout is empty and valid. After an allocation failure
  * it is marked failed and further writes do nothing: check once, at the
@@ -46,7 +47,10 @@ void jsonout_string(struct jsonout *o, const char *s);
 /* A whole number, as cJSON prints one. */
 void jsonout_int(struct jsonout *o, long n);
 
-/* Any cJSON value, compact, printed by cJSON into the buffer. */
+/*
+ * Any cJSON value, compact. An item cJSON cannot print either (invalid,
+ * raw without text, NULL) marks the output failed.
+ */
 void jsonout_value(struct jsonout *o, const cJSON *value);
 
 /* The base64 (RFC 4648, padded, no line breaks) of len bytes. */

@@ -69,10 +69,17 @@ review_error_body(int code, const char *message)
     return jsonout_take(&o, NULL);
 }
 
+/* src cut to fit, as snprintf() would; a review copies four of them. */
 static void
 copy_field(char *dst, size_t size, const char *src)
 {
-    snprintf(dst, size, "%s", src ? src : "");
+    size_t n;
+
+    if (src == NULL)
+        src = "";
+    n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 /* The envelope: fills *req or writes why not into msg. 0 or -1. */

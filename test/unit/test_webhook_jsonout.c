@@ -3,6 +3,7 @@
  * a tree built there reads the same as one built with malloc(), and
  * cJSON outside the arena is untouched.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,140 @@ big_doc(int n)
     return jsonout_take(&o, NULL);
 }
 
+/* xorshift: the same trees on every run. */
+static unsigned long rng_state = 88172645463325252UL;
+
+static unsigned long
+rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* ASCII text with every kind of escape cJSON writes, and UTF-8. */
+static void
+random_text(char *out, size_t size)
+{
+    static const char *const parts[] = {"a", "Z", "0", " ", "\"", "\\", "/",
+                                        "\b", "\f", "\n", "\r", "\t", "\x01",
+                                        "\x1f", "\x7f", "~", "\xc3\xa9",
+                                        "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    size_t n = rng() % 12, len = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *p = parts[rng() % (sizeof(parts) / sizeof(parts[0]))];
+
+        if (len + strlen(p) + 1 > size)
+            break;
+        strcpy(out + len, p);
+        len += strlen(p);
+    }
+}
+
+/* Numbers on both of cJSON's paths: whole ones that fit its int, others. */
+static double
+random_number(void)
+{
+    static const double some[] = {0.0,       -0.0,      1.0,       -1.0,
+                                  2147483647, -2147483648.0, 2147483648.0,
+                                  1e300,     -1e-300,   0.1,       2.5,
+                                  1.0 / 3.0, 123456789012345678.0};
+
+    if (rng() % 2)
+        return (double)(long)(rng() % 2000001) - 1000000.0;
+    return some[rng() % (sizeof(some) / sizeof(some[0]))];
+}
+
+static cJSON *
+random_value(int depth)
+{
+    char text[64];
+    cJSON *v;
+    int kinds = depth < 4 ? 9 : 7;
+
+    switch (rng() % (unsigned long)kinds) {
+    case 0:
+        return cJSON_CreateNull();
+    case 1:
+        return cJSON_CreateBool(rng() % 2);
+    case 2:
+    case 3:
+        return cJSON_CreateNumber(random_number());
+    case 4:
+    case 5:
+        random_text(text, sizeof(text));
+        return cJSON_CreateString(text);
+    case 6:
+        return cJSON_CreateRaw("{\"raw\":[1,2]}");
+    case 7:
+        v = cJSON_CreateArray();
+        for (unsigned long i = rng() % 4; i > 0; i--)
+            cJSON_AddItemToArray(v, random_value(depth + 1));
+        return v;
+    default:
+        v = cJSON_CreateObject();
+        for (unsigned long i = rng() % 4; i > 0; i--) {
+            random_text(text, sizeof(text));
+            cJSON_AddItemToObject(v, text, random_value(depth + 1));
+        }
+        return v;
+    }
+}
+
+/*
+ * 20,000 random trees (valid UTF-8 strings: where cJSON and jsonout part,
+ * on bytes that are not UTF-8, test_string_not_utf8 says how) printed as
+ * cJSON prints them, byte for byte.
+ */
+static void
+test_values_random(void)
+{
+    int differ = 0;
+
+    for (int i = 0; i < 20000; i++) {
+        cJSON *v = random_value(0);
+        struct jsonout o = {0};
+        char *want = cJSON_PrintUnformatted(v), *got;
+
+        jsonout_value(&o, v);
+        got = jsonout_take(&o, NULL);
+        if (want == NULL || got == NULL || strcmp(want, got) != 0) {
+            if (differ++ < 3)
+                fprintf(stderr, "cJSON: %s\njsonout: %s\n", want, got);
+        }
+        free(want);
+        free(got);
+        cJSON_Delete(v);
+    }
+    CHECK_INT(differ, 0);
+}
+
+/* What cJSON cannot print fails the output, as it fails cJSON's. */
+static void
+test_values_unprintable(void)
+{
+    cJSON invalid = {0}, raw = {.type = cJSON_Raw};
+    cJSON *holder = cJSON_CreateArray();
+    struct jsonout o = {0};
+
+    jsonout_value(&o, &invalid);
+    CHECK(o.failed);
+    CHECK(cJSON_PrintUnformatted(&invalid) == NULL);
+    jsonout_free(&o);
+    o = (struct jsonout){0};
+    jsonout_value(&o, &raw);
+    CHECK(o.failed);
+    jsonout_free(&o);
+    o = (struct jsonout){0};
+    jsonout_value(&o, NULL);
+    CHECK(o.failed);
+    jsonout_free(&o);
+    cJSON_Delete(holder);
+}
+
 static void
 test_arena(void)
 {
@@ -180,6 +315,8 @@ main(void)
     test_string_escapes();
     test_string_not_utf8();
     test_values();
+    test_values_random();
+    test_values_unprintable();
     test_arena();
     CHECK_DONE();
 }
