@@ -39,19 +39,33 @@ log_setverbose(bool verbose)
 }
 
 /*
- * Formats one line into a stack buffer and writes it at once. Control
- * characters become '?': names and uids in a review come from whoever
- * sent it, and must not be able to forge a second log line.
+ * s at line + *n, cut where the line is full: room - 1 bytes at most, as
+ * the formatted part is cut (the last byte of room is the '\n''s).
  */
 static void
-log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
+line_put(char *line, size_t room, size_t *n, const char *s)
 {
-    char line[LOG_LINE_MAX];
-    const size_t room = sizeof(line) - 1; /* keeps a byte for '\n' */
+    size_t len = strlen(s);
+
+    if (*n >= room - 1)
+        return;
+    if (len > room - 1 - *n)
+        len = room - 1 - *n;
+    memcpy(line + *n, s, len);
+    *n += len;
+}
+
+/*
+ * The line's head, "<time> <progname> <level>: ", without printf (the
+ * review line is written a thousand times a second). Returns its length.
+ */
+static size_t
+line_head(char *line, size_t room, const char *level)
+{
     struct timespec ts;
     struct tm tm;
-    size_t n, start;
-    int r;
+    long ms;
+    size_t n;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     /* One review line per request: format the date once a second. */
@@ -63,21 +77,37 @@ log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
     }
     memcpy(line, log_stamp, log_stamp_len);
     n = log_stamp_len;
-    r = snprintf(line + n, room - n, ".%03ldZ %s %s: ", ts.tv_nsec / 1000000,
-                 log_progname, level);
-    n += (r > 0 && (size_t)r < room - n) ? (size_t)r : 0;
-    start = n;
+    ms = ts.tv_nsec / 1000000;
+    line[n++] = '.';
+    line[n++] = (char)('0' + ms / 100);
+    line[n++] = (char)('0' + ms / 10 % 10);
+    line[n++] = (char)('0' + ms % 10);
+    line[n++] = 'Z';
+    line[n++] = ' ';
+    line_put(line, room, &n, log_progname);
+    line_put(line, room, &n, " ");
+    line_put(line, room, &n, level);
+    line_put(line, room, &n, ": ");
+    return n;
+}
 
-    r = vsnprintf(line + n, room - n, fmt, ap);
-    if (r > 0)
-        n = (size_t)r < room - n ? n + (size_t)r : room - 1;
+/* n less the line breaks that end the message (which starts at start). */
+static size_t
+line_trim(const char *line, size_t n, size_t start)
+{
     while (n > start && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         n--;
-    if (errstr != NULL && n < room - 1) {
-        r = snprintf(line + n, room - n, ": %s", errstr);
-        if (r > 0)
-            n = (size_t)r < room - n ? n + (size_t)r : room - 1;
-    }
+    return n;
+}
+
+/*
+ * Ends the line at n and queues it. Control characters in the message
+ * (from start) become '?': names and uids in a review come from whoever
+ * sent it, and must not be able to forge a second log line.
+ */
+static void
+line_finish(char *line, size_t n, size_t start)
+{
     for (size_t i = start; i < n; i++) {
         unsigned char c = (unsigned char)line[i];
         if (c < 0x20 || c == 0x7f)
@@ -86,6 +116,38 @@ log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
     line[n++] = '\n';
     if (logring_push(line, n) < 0)
         fwrite(line, 1, n, stderr);
+}
+
+/* Formats one line into a stack buffer and writes it at once. */
+static void
+log_emit(const char *level, const char *errstr, const char *fmt, va_list ap)
+{
+    char line[LOG_LINE_MAX];
+    const size_t room = sizeof(line) - 1; /* keeps a byte for '\n' */
+    size_t n = line_head(line, room, level), start = n;
+    int r;
+
+    r = vsnprintf(line + n, room - n, fmt, ap);
+    if (r > 0)
+        n = (size_t)r < room - n ? n + (size_t)r : room - 1;
+    n = line_trim(line, n, start);
+    if (errstr != NULL && n < room - 1) {
+        line_put(line, room, &n, ": ");
+        line_put(line, room, &n, errstr);
+    }
+    line_finish(line, n, start);
+}
+
+void
+log_info_pieces(const char *const *pieces, size_t count)
+{
+    char line[LOG_LINE_MAX];
+    const size_t room = sizeof(line) - 1;
+    size_t n = line_head(line, room, "info"), start = n;
+
+    for (size_t i = 0; i < count; i++)
+        line_put(line, room, &n, pieces[i]);
+    line_finish(line, line_trim(line, n, start), start);
 }
 
 /* On the writer thread, at most once per LOGRING_REPORT_S. */

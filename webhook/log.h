@@ -14,6 +14,7 @@
 #define TOPOGATE_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Sets the name shown on each line; the string is borrowed for good. */
@@ -40,5 +41,12 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * An info line of count strings one after another, as log_info("%s%s...")
+ * would write it: for the line of every review, which printf's formatter
+ * would cost several thousand instructions and a few KB of code to warm.
+ */
+void log_info_pieces(const char *const *pieces, size_t count);
 
 #endif

@@ -18,7 +18,6 @@
  */
 #include "webhook/server_internal.h"
 
-#include <ctype.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "policy/decimal.h"
 #include "policy/snapshot.h"
 #include "policy/view.h"
 #include "webhook/deadline.h"
@@ -147,6 +147,15 @@ server_error(struct server *srv, struct MHD_Connection *conn, int code,
 }
 
 /* Copies a field for the log line: names and uids only, never spaces. */
+/* The bytes a log field keeps as they are; any other becomes '?'. */
+static bool
+field_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
+           c == ':' || c == '/';
+}
+
 static const char *
 server_field(char *dst, size_t size, const char *src)
 {
@@ -154,27 +163,38 @@ server_field(char *dst, size_t size, const char *src)
 
     for (; src[i] != '\0' && i + 1 < size; i++) {
         unsigned char c = (unsigned char)src[i];
-        dst[i] = (char)(isalnum(c) || strchr("._-:/", c) != NULL ? c : '?');
+        dst[i] = (char)(field_byte(c) ? c : '?');
     }
     dst[i] = '\0';
     return i > 0 ? dst : "-";
 }
 
+/*
+ * The line an operator greps, one per review:
+ * review uid= ns= pod= type= known= decision= ops= us= [would=]
+ */
 static void
 server_log(const struct review_result *r, const char *decision, uint64_t us)
 {
     char uid[sizeof(r->uid)], ns[sizeof(r->namespace_)];
     char pod[sizeof(r->name)], type[sizeof(r->instance_type)];
+    char ops[DECIMAL_MAX], took[DECIMAL_MAX];
+    const char *pieces[] = {
+        "review uid=", server_field(uid, sizeof(uid), r->uid),
+        " ns=",        server_field(ns, sizeof(ns), r->namespace_),
+        " pod=",       server_field(pod, sizeof(pod), r->name),
+        " type=",      server_field(type, sizeof(type), r->instance_type),
+        " known=",     r->known_by ? r->known_by : "-",
+        " decision=",  decision,
+        " ops=",       ops,
+        " us=",        took,
+        r->would_patch ? " would=" : "",
+        r->would_patch ? r->would_patch : "",
+    };
 
-    log_info("review uid=%s ns=%s pod=%s type=%s known=%s decision=%s "
-             "ops=%zu us=%llu%s%s",
-             server_field(uid, sizeof(uid), r->uid),
-             server_field(ns, sizeof(ns), r->namespace_),
-             server_field(pod, sizeof(pod), r->name),
-             server_field(type, sizeof(type), r->instance_type),
-             r->known_by ? r->known_by : "-", decision, r->n_ops,
-             (unsigned long long)us, r->would_patch ? " would=" : "",
-             r->would_patch ? r->would_patch : "");
+    decimal_write(ops, (long)r->n_ops);
+    decimal_write(took, (long)us);
+    log_info_pieces(pieces, sizeof(pieces) / sizeof(pieces[0]));
 }
 
 /* Last call: the whole body is in. */

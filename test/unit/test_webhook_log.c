@@ -109,6 +109,73 @@ check_lines(char *text, int threads, int per_thread, long *others)
     return seen;
 }
 
+/* The message part of each line of text (after "<time> test info: "). */
+static int
+messages(char *text, char **out, int max)
+{
+    int n = 0;
+    char *save = NULL;
+
+    for (char *l = strtok_r(text, "\n", &save); l != NULL && n < max;
+         l = strtok_r(NULL, "\n", &save)) {
+        const char *m = strstr(l, " test info: ");
+
+        /* 2026-11-27T10:15:41.094Z: the time's shape, printf or not. */
+        CHECK(strlen(l) > 24 && l[4] == '-' && l[10] == 'T' && l[19] == '.' &&
+              l[23] == 'Z' && l[24] == ' ');
+        out[n++] = m != NULL ? strdup(m) : strdup("(no head)");
+    }
+    return n;
+}
+
+/*
+ * log_info_pieces() writes what log_info("%s%s...") writes for the same
+ * strings: short and long lines (cut at the same byte), control
+ * characters, line breaks at the end. Lines are written at once here (no
+ * writer thread), into a file.
+ */
+static void
+test_pieces(void)
+{
+    static char longer[5000];
+    const char *cases[][3] = {
+        {"review uid=", "abc", " ops=3"},
+        {"tab\there", "", "bell\a del\x7f"},
+        {"ends with breaks", "\r\n", "\n"},
+        {"", "", ""},
+        {longer, "tail", "more"},
+        {longer + 3000, "", "x"},
+        {longer + 2990, "0123456789", "y"},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    char path[] = "/tmp/test_log_XXXXXX", *text, *got[2 * N];
+    int fd = mkstemp(path), n;
+
+    memset(longer, 'L', sizeof(longer) - 1);
+    CHECK(fd >= 0);
+    redirect(fd);
+    for (int i = 0; i < N; i++) {
+        log_info("%s%s%s", cases[i][0], cases[i][1], cases[i][2]);
+        log_info_pieces(cases[i], 3);
+    }
+    restore();
+    lseek(fd, 0, SEEK_SET);
+    text = slurp(fd);
+    close(fd);
+    unlink(path);
+    CHECK(text != NULL);
+    if (text == NULL)
+        return;
+    n = messages(text, got, 2 * N);
+    CHECK_INT(n, 2 * N);
+    for (int i = 0; i + 1 < n; i += 2) {
+        CHECK_STR(got[i + 1], got[i]);
+        free(got[i]);
+        free(got[i + 1]);
+    }
+    free(text);
+}
+
 /* Many threads at once, then log_stop(): every line, once, in order. */
 static void
 test_concurrent(void)
@@ -242,6 +309,7 @@ int
 main(void)
 {
     log_init("test");
+    test_pieces();
     test_concurrent();
     test_full();
     CHECK_DONE();
