@@ -141,36 +141,36 @@ next_is(const unsigned char **p, const unsigned char *end, unsigned char c)
 /*
  * n bytes for a node or a string. In an arena they are cut from a chunk
  * of it (one call per CHUNK bytes instead of one per piece; the arena's
- * reset drops them with the rest); outside, each is its own malloc() so
- * that cJSON_Delete() can free it.
+ * reset drops them with the rest), every piece a multiple of a node's
+ * alignment so the next one is aligned without a check; outside, each is
+ * its own malloc() so that cJSON_Delete() can free it.
  */
 HOT void *
-piece(struct reader *r, size_t n, size_t align)
+piece(struct reader *r, size_t n)
 {
+    const size_t align = _Alignof(cJSON);
     unsigned char *p;
-    size_t skip;
 
     if (!r->chunked)
         return jsonarena_malloc(n);
-    skip = (size_t)(-(uintptr_t)r->chunk & (align - 1));
-    if (r->chunk == NULL || r->chunk_left < skip + n) {
+    n = (n + align - 1) & ~(align - 1);
+    if (r->chunk_left < n) {
         if (n > CHUNK / 4)
             return jsonarena_malloc(n); /* a long string: a block alone */
         if ((r->chunk = jsonarena_malloc(CHUNK)) == NULL)
             return NULL;
         r->chunk_left = CHUNK;
-        skip = 0;
     }
-    p = r->chunk + skip;
-    r->chunk += skip + n;
-    r->chunk_left -= skip + n;
+    p = r->chunk;
+    r->chunk += n;
+    r->chunk_left -= n;
     return p;
 }
 
 HOT cJSON *
 new_node(struct reader *r)
 {
-    cJSON *n = piece(r, sizeof(*n), _Alignof(cJSON));
+    cJSON *n = piece(r, sizeof(*n));
 
     if (n == NULL) {
         no_memory(r);
@@ -468,7 +468,7 @@ read_string(struct reader *r, const unsigned char *p, char **out)
         return to + 1;
     }
     n = (size_t)(to - from);
-    if ((*out = piece(r, n + 1, 1)) == NULL) {
+    if ((*out = piece(r, n + 1)) == NULL) {
         no_memory(r);
         return NULL;
     }
@@ -838,7 +838,7 @@ jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
      * per string. Outside, cJSON_Delete() frees each string on its own.
      */
     if (r.chunked) {
-        if ((copy = piece(&r, len + 1, 1)) == NULL)
+        if ((copy = piece(&r, len + 1)) == NULL)
             return JSONREAD_NO_MEMORY;
         memcpy(copy, json, len);
         copy[len] = '\0';
