@@ -35,7 +35,7 @@ void
 decision_drop_ops(struct decision *d)
 {
     for (size_t i = 0; i < d->n_ops; i++) {
-        free(d->ops[i].path);
+        cJSON_free(d->ops[i].path);
         cJSON_Delete(d->ops[i].value);
     }
     d->n_ops = 0;
@@ -52,7 +52,7 @@ decision_free(struct decision *d)
         free(d->warnings[i]);
     free(d->warnings);
     decision_drop_ops(d);
-    free(d->ops);
+    cJSON_free(d->ops);
     decision_init(d);
 }
 
@@ -114,10 +114,13 @@ append_op_owned(struct decision *d, enum op_kind kind, char *path, cJSON *value)
         goto fail;
     if (d->n_ops == d->cap_ops) {
         size_t cap = d->cap_ops ? 2 * d->cap_ops : 8;
-        struct op *grown = realloc(d->ops, cap * sizeof(*grown));
+        struct op *grown = cJSON_malloc(cap * sizeof(*grown));
 
         if (grown == NULL)
             goto fail;
+        if (d->n_ops > 0)
+            memcpy(grown, d->ops, d->n_ops * sizeof(*grown));
+        cJSON_free(d->ops);
         d->ops = grown;
         d->cap_ops = cap;
     }
@@ -127,7 +130,7 @@ append_op_owned(struct decision *d, enum op_kind kind, char *path, cJSON *value)
     d->n_ops++;
     return 0;
 fail:
-    free(path);
+    cJSON_free(path);
     cJSON_Delete(value);
     return -1;
 }
@@ -135,7 +138,12 @@ fail:
 static int
 append_op(struct decision *d, enum op_kind kind, const char *path, cJSON *value)
 {
-    return append_op_owned(d, kind, strdup(path), value);
+    size_t n = strlen(path) + 1;
+    char *copy = cJSON_malloc(n);
+
+    if (copy != NULL)
+        memcpy(copy, path, n);
+    return append_op_owned(d, kind, copy, value);
 }
 
 int
@@ -170,7 +178,7 @@ decision_deny(struct decision *d, const char *fmt, ...)
 }
 
 /* prefix + "/" + key escaped as RFC 6901 says ("~" -> "~0", "/" -> "~1"),
- * malloc'd; key NULL: prefix alone. */
+ * from cJSON_malloc() like every op's path; key NULL: prefix alone. */
 static char *
 path_at(const char *prefix, const char *key)
 {
@@ -179,7 +187,7 @@ path_at(const char *prefix, const char *key)
 
     for (const char *p = key; p && *p; p++)
         k += *p == '~' || *p == '/' ? 2 : 1;
-    if ((path = malloc(n + (key ? 1 + k : 0) + 1)) == NULL)
+    if ((path = cJSON_malloc(n + (key ? 1 + k : 0) + 1)) == NULL)
         return NULL;
     memcpy(path, prefix, n);
     w = path + n;

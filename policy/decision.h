@@ -34,6 +34,11 @@ enum verdict {
  */
 enum op_kind { OP_ADD, OP_REPLACE };
 
+/*
+ * An op's path, like its value and the ops array, comes from cJSON's
+ * allocator (cJSON_malloc()): where the caller reads a review in an arena
+ * (webhook/jsonarena.h), all of a decision's patch goes with it.
+ */
 struct op {
     enum op_kind kind;
     char *path; /* RFC 6901 pointer, already escaped */
