@@ -9,6 +9,7 @@
 
 #include "policy/decimal.h"
 #include "webhook/jsoncheck.h"
+#include "webhook/jsonstops.h"
 
 /* A review's response is one to two KB. */
 #define JSONOUT_FIRST 4096
@@ -68,11 +69,30 @@ jsonout_string(struct jsonout *o, const char *s)
         return;
     w = o->buf + o->len;
     *w++ = '"';
-    for (; *in != '\0'; in++) {
-        unsigned char c = *in;
+    while (in < end) {
+        unsigned char c;
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* Plain runs 8 bytes a step, copied whole (the room reserved is
+         * 6 bytes per byte), kept up to the first byte to look at. */
+        if (end - in >= 8) {
+            uint64_t word;
+            size_t plain;
+
+            memcpy(&word, in, 8);
+            memcpy(w, in, 8);
+            word = jsonstops(word);
+            plain = word == 0 ? 8 : (size_t)__builtin_ctzll(word) / 8;
+            in += plain;
+            w += plain;
+            if (plain == 8)
+                continue;
+        }
+#endif
+        c = *in;
         if (c > 31 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char)c;
+            in++;
             continue;
         }
         if (c >= 0x80) {
@@ -81,11 +101,12 @@ jsonout_string(struct jsonout *o, const char *s)
             if (k == 0) {
                 memcpy(w, "\\ufffd", 6);
                 w += 6;
+                in++;
                 continue;
             }
             memcpy(w, in, k);
             w += k;
-            in += k - 1;
+            in += k;
             continue;
         }
         *w++ = '\\';
@@ -116,6 +137,7 @@ jsonout_string(struct jsonout *o, const char *s)
             *w++ = hex[c >> 4];
             *w++ = hex[c & 15];
         }
+        in++;
     }
     *w++ = '"';
     *w = '\0';

@@ -11,6 +11,7 @@
 
 #include "webhook/jsonarena.h"
 #include "webhook/jsoncheck.h"
+#include "webhook/jsonstops.h"
 
 #define DEPTH_MAX CJSON_NESTING_LIMIT
 /* cJSON read at most 63 bytes of a number; encoding/json writes <= 24. */
@@ -203,28 +204,10 @@ append(struct reader *r, cJSON *parent)
 
 /* --- strings ----------------------------------------------------------- */
 
-#define ONES ((uint64_t)0x0101010101010101u)
-#define HIGHS ((uint64_t)0x8080808080808080u)
-
-/*
- * Bit 7 of a byte is set where the word holds a byte that ends a plain run
- * of a string: a control character, '"', '\\', or a byte of a multi-byte
- * sequence. The lowest flag is exact (a borrow only reaches bytes above).
- */
-static uint64_t
-string_stops(uint64_t w)
-{
-    uint64_t quote = w ^ (ONES * '"'), slash = w ^ (ONES * '\\');
-
-    return (((w - ONES * 0x20) & ~w) | ((quote - ONES) & ~quote) |
-            ((slash - ONES) & ~slash) | w) &
-           HIGHS;
-}
-
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-/* The same for 16 bytes, as a bit mask; one signed compare finds both
+/* jsonstops() for 16 bytes, as a bit mask; one signed compare finds both
  * the control characters and the bytes >= 0x80 (negative as int8). */
 static unsigned
 string_stops16(const unsigned char *q)
@@ -338,7 +321,7 @@ string_end(struct reader *r, const unsigned char *q, bool *escaped)
             uint64_t w, stops;
 
             memcpy(&w, q, 8);
-            if ((stops = string_stops(w)) != 0) {
+            if ((stops = jsonstops(w)) != 0) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
                 q += __builtin_ctzll(stops) / 8;
 #endif
