@@ -46,7 +46,7 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
-	bench-parse bench-cold
+	bench-parse bench-cold bench-lines
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -262,6 +262,13 @@ $(COLD_BIN): test/bench/cold_review.c test/bench/bench_time.h \
 bench-cold: deps
 	@$(MAKE) --no-print-directory $(COLD_BIN)
 	@$(COLD_BIN) $(SHARED)/bench/fixtures/*.json
+
+# The cache lines one review touches from cold, under callgrind's cache
+# simulator: what the figures above follow (test/bench/cold-lines.sh).
+bench-lines: deps
+	$(call install_missing,valgrind)
+	@$(MAKE) --no-print-directory $(COLD_BIN)
+	@test/bench/cold-lines.sh $(COLD_BIN) $(SHARED)/bench/fixtures/*.json
 
 # topogate's parse beside simdjson's, the fastest parser we know of, on the
 # same reviews (test/bench/parse-peer.sh): how far a parse can go.
