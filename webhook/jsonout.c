@@ -182,7 +182,8 @@ put_number(struct jsonout *o, const cJSON *number)
  * The compact text cJSON_PrintUnformatted() gives, written here: cJSON's
  * printer walks a print buffer of its own per call, and a patch prints a
  * dozen small values. What cJSON cannot print (an invalid item, a raw one
- * without text) fails the output as it fails cJSON's.
+ * without text) fails the output as it fails cJSON's; so does a value
+ * nested deeper than cJSON reads (1,000), which no patch comes near.
  */
 static void
 put_value(struct jsonout *o, const cJSON *v, int depth)

@@ -39,8 +39,8 @@ log_setverbose(bool verbose)
 }
 
 /*
- * s at line + *n, cut where the line is full: room - 1 bytes at most, as
- * the formatted part is cut (the last byte of room is the '\n''s).
+ * s appended at line + *n, cut to keep the text under room - 1 bytes,
+ * where vsnprintf() into the rest of room cuts it too.
  */
 static void
 line_put(char *line, size_t room, size_t *n, const char *s)
