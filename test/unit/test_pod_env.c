@@ -1,6 +1,7 @@
 /*
  * pod_env(): an env entry is found by its name whether "name" is its
  * first member (as the apiserver writes it) or not (as a person may).
+ * pod_text_count(): a count as env values write one, and nothing else.
  */
 #include "policy/pod.h"
 #include "test/unit/check.h"
@@ -37,9 +38,30 @@ test_env(void)
     cJSON_Delete(c);
 }
 
+static void
+test_text_count(void)
+{
+    static const struct {
+        const char *text;
+        long want;
+    } cases[] = {
+        {"8", 8},        {"1", 1},          {"00012", 12},
+        {"999999", 999999}, {"0", -1},      {"1000000", -1},
+        {"99999999999999999999999", -1},    {"+8", -1},
+        {"-8", -1},      {" 8", -1},        {"8 ", -1},
+        {"8x", -1},      {"1:4", -1},       {"auto", -1},
+        {"", -1},        {"8\n", -1},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK_INT(pod_text_count(cases[i].text), cases[i].want);
+    CHECK_INT(pod_text_count(NULL), -1);
+}
+
 int
 main(void)
 {
     test_env();
+    test_text_count();
     CHECK_DONE();
 }
