@@ -45,7 +45,11 @@ log_setverbose(bool verbose)
 static void
 line_put(char *line, size_t room, size_t *n, const char *s)
 {
-    size_t len = strlen(s);
+    size_t len;
+
+    if (s == NULL)
+        s = "(null)"; /* what glibc's printf writes for a NULL %s */
+    len = strlen(s);
 
     if (*n >= room - 1)
         return;

@@ -148,7 +148,7 @@ test_pieces(void)
         {longer + 2990, "0123456789", "y"},
     };
     enum { N = sizeof(cases) / sizeof(cases[0]) };
-    char path[] = "/tmp/test_log_XXXXXX", *text, *got[2 * N];
+    char path[] = "/tmp/test_log_XXXXXX", *text, *got[2 * N + 2];
     int fd = mkstemp(path), n;
 
     memset(longer, 'L', sizeof(longer) - 1);
@@ -158,6 +158,12 @@ test_pieces(void)
         log_info("%s%s%s", cases[i][0], cases[i][1], cases[i][2]);
         log_info_pieces(cases[i], 3);
     }
+    {
+        const char *with_null[] = {"a=", NULL, " b"};
+
+        log_info("a=%s b", "(null)");
+        log_info_pieces(with_null, 3);
+    }
     restore();
     lseek(fd, 0, SEEK_SET);
     text = slurp(fd);
@@ -166,8 +172,8 @@ test_pieces(void)
     CHECK(text != NULL);
     if (text == NULL)
         return;
-    n = messages(text, got, 2 * N);
-    CHECK_INT(n, 2 * N);
+    n = messages(text, got, 2 * N + 2);
+    CHECK_INT(n, 2 * N + 2);
     for (int i = 0; i + 1 < n; i += 2) {
         CHECK_STR(got[i + 1], got[i]);
         free(got[i]);
