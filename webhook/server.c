@@ -146,7 +146,6 @@ server_error(struct server *srv, struct MHD_Connection *conn, int code,
                         allow);
 }
 
-/* Copies a field for the log line: names and uids only, never spaces. */
 /* The bytes a log field keeps as they are; any other becomes '?'. */
 static bool
 field_byte(unsigned char c)
@@ -156,6 +155,7 @@ field_byte(unsigned char c)
            c == ':' || c == '/';
 }
 
+/* Copies a field for the log line: names and uids only, never spaces. */
 static const char *
 server_field(char *dst, size_t size, const char *src)
 {
