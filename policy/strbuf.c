@@ -85,3 +85,16 @@ strbuf_free(struct strbuf *sb)
     sb->len = sb->cap = 0;
     sb->failed = false;
 }
+
+void
+text_append(char *out, size_t size, size_t *len, const char *s)
+{
+    size_t n;
+
+    if (size == 0 || *len > size - 1)
+        return;
+    n = strnlen(s, size - 1 - *len);
+    memcpy(out + *len, s, n);
+    *len += n;
+    out[*len] = '\0';
+}

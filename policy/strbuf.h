@@ -27,4 +27,11 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 char *strbuf_take(struct strbuf *sb);
 void strbuf_free(struct strbuf *sb);
 
+/*
+ * For a fixed buffer instead (no struct strbuf): s appended to out, of
+ * size bytes, whose text is *len bytes long; cut to fit and always
+ * NUL-terminated, as snprintf() would cut it.
+ */
+void text_append(char *out, size_t size, size_t *len, const char *s);
+
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "policy/strbuf.h"
 #include "webhook/logring.h"
 
 /* Long enough for a review line with every field at its maximum. */
@@ -45,18 +46,8 @@ log_setverbose(bool verbose)
 static void
 line_put(char *line, size_t room, size_t *n, const char *s)
 {
-    size_t len;
-
-    if (s == NULL)
-        s = "(null)"; /* what glibc's printf writes for a NULL %s */
-    len = strlen(s);
-
-    if (*n >= room - 1)
-        return;
-    if (len > room - 1 - *n)
-        len = room - 1 - *n;
-    memcpy(line + *n, s, len);
-    *n += len;
+    /* NULL as glibc's printf writes a NULL %s. */
+    text_append(line, room, n, s != NULL ? s : "(null)");
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "webhook/jsonout.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
+#include "policy/strbuf.h"
 #include "policy/view.h"
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
@@ -73,13 +74,9 @@ review_error_body(int code, const char *message)
 static void
 copy_field(char *dst, size_t size, const char *src)
 {
-    size_t n;
+    size_t len = 0;
 
-    if (src == NULL)
-        src = "";
-    n = strnlen(src, size - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
+    text_append(dst, size, &len, src != NULL ? src : "");
 }
 
 /* The envelope: fills *req or writes why not into msg. 0 or -1. */

@@ -1,10 +1,13 @@
 /*
  * A decision's patch ops: the JSON Pointer of each (RFC 6901 escapes in
- * the key, the prefix as given), in the order added, however many.
+ * the key, the prefix as given), in the order added, however many; and
+ * the pointer text mutate writes them from, cut to fit as snprintf().
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "policy/decision.h"
+#include "policy/pointer.h"
 #include "test/unit/check.h"
 
 static void
@@ -62,10 +65,43 @@ test_many(void)
     CHECK_INT(d.n_ops, 0);
 }
 
+/* pointer_index() and pointer_join() write what snprintf() would. */
+static void
+test_pointer_text(void)
+{
+    const size_t sizes[] = {1, 2, 5, 17, 18, 19, 22, 64};
+    const long indexes[] = {0, 7, 12345, -1, -2147483648L};
+
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (size_t k = 0; k < sizeof(indexes) / sizeof(indexes[0]); k++) {
+            char got[64], want[64];
+
+            memset(got, 'x', sizeof(got));
+            pointer_index(got, sizes[i], "/spec/containers", indexes[k],
+                          "/env");
+            snprintf(want, sizes[i], "/spec/containers/%ld/env", indexes[k]);
+            CHECK_STR(got, want);
+            memset(got, 'x', sizeof(got));
+            pointer_index(got, sizes[i], "/spec/containers", indexes[k], NULL);
+            snprintf(want, sizes[i], "/spec/containers/%ld", indexes[k]);
+            CHECK_STR(got, want);
+        }
+        {
+            char got[64], want[64];
+
+            memset(got, 'x', sizeof(got));
+            pointer_join(got, sizes[i], "/spec/containers/0", "/env");
+            snprintf(want, sizes[i], "%s%s", "/spec/containers/0", "/env");
+            CHECK_STR(got, want);
+        }
+    }
+}
+
 int
 main(void)
 {
     test_paths();
     test_many();
+    test_pointer_text();
     CHECK_DONE();
 }
