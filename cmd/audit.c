@@ -36,7 +36,7 @@ review_stdin(const struct snapshot *s, const struct view *view)
         fprintf(stderr, "topogate: stdin: %s\n", strerror(errno));
         return AUDIT_USAGE;
     }
-    if (review_respond(s, view, body, len, &r) < 0) {
+    if (review_respond_in_place(s, view, body, len, &r) < 0) {
         fprintf(stderr, "topogate: out of memory\n");
         free(body);
         return AUDIT_USAGE;

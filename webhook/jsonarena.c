@@ -39,6 +39,8 @@ struct block {
 static _Thread_local struct block *arena_top; /* the newest block */
 static _Thread_local bool arena_on;
 static _Thread_local bool arena_failed;
+/* A text read in place (jsonarena_adopt()): its strings are the tree's. */
+static _Thread_local uintptr_t adopted_from, adopted_to;
 
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 static pthread_key_t arena_key; /* frees a pool thread's block at its exit */
@@ -56,6 +58,8 @@ in_arena(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
 
+    if (a >= adopted_from && a < adopted_to)
+        return true;
     for (const struct block *b = arena_top; b != NULL; b = b->prev)
         if (a >= (uintptr_t)b->data && a < (uintptr_t)b->data + b->size)
             return true;
@@ -96,6 +100,13 @@ void *
 jsonarena_malloc(size_t n)
 {
     return arena_on ? arena_alloc(n) : malloc(n);
+}
+
+void
+jsonarena_adopt(void *p, size_t n)
+{
+    adopted_from = (uintptr_t)p;
+    adopted_to = (uintptr_t)p + n;
 }
 
 bool
@@ -163,6 +174,7 @@ jsonarena_reset(void)
     struct block *keep = arena_top;
 
     arena_on = false;
+    adopted_from = adopted_to = 0;
     if (keep == NULL)
         return;
     /* The newest block is the largest: keep it unless it is too large. */

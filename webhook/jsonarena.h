@@ -46,6 +46,13 @@ void jsonarena_reset(void);
  */
 void *jsonarena_malloc(size_t n);
 
+/*
+ * p[0..n) counts as the arena's until the next reset: cJSON's free leaves
+ * what points into it alone. For a text read in place, whose strings the
+ * tree points into (jsonread_in_place()); the caller keeps it that long.
+ */
+void jsonarena_adopt(void *p, size_t n);
+
 /* Whether this thread is between jsonarena_begin() and _end(). */
 bool jsonarena_active(void);
 

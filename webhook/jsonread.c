@@ -797,6 +797,26 @@ after: /* after a value: the end, the next element, or a closing bracket */
     return after_element(r, p, close);
 }
 
+/* The text in r, from its first byte to its last, into *root. */
+static enum jsonread_status
+read_text(struct reader *r, cJSON **root)
+{
+    const unsigned char *p;
+    cJSON *top;
+
+    if ((top = new_node(r)) == NULL)
+        return r->status;
+    p = read_tree(r, skip_space(r->start, r->end), top);
+    if (p != NULL && (p = skip_space(p, r->end)) < r->end)
+        p = unexpected(r, p, "bytes after the JSON value");
+    if (p == NULL) {
+        cJSON_Delete(top);
+        return r->status;
+    }
+    *root = top;
+    return JSONREAD_OK;
+}
+
 enum jsonread_status
 jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
 {
@@ -808,9 +828,7 @@ jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
         .size = size,
         .chunked = jsonarena_active(),
     };
-    const unsigned char *p;
     unsigned char *copy;
-    cJSON *top;
 
     *root = NULL;
     if (size > 0)
@@ -829,15 +847,29 @@ jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
         r.end = copy + len;
         r.in_place = true;
     }
-    if ((top = new_node(&r)) == NULL)
-        return r.status;
-    p = read_tree(&r, skip_space(r.start, r.end), top);
-    if (p != NULL && (p = skip_space(p, r.end)) < r.end)
-        p = unexpected(&r, p, "bytes after the JSON value");
-    if (p == NULL) {
-        cJSON_Delete(top);
-        return r.status;
-    }
-    *root = top;
-    return JSONREAD_OK;
+    return read_text(&r, root);
+}
+
+enum jsonread_status
+jsonread_in_place(char *text, size_t len, cJSON **root, char *msg,
+                  size_t size)
+{
+    struct reader r = {
+        .start = (const unsigned char *)text,
+        .end = (const unsigned char *)text + len,
+        .status = JSONREAD_OK,
+        .msg = msg,
+        .size = size,
+        .chunked = true,
+        .in_place = true,
+    };
+
+    if (!jsonarena_active())
+        return jsonread(text, len, root, msg, size);
+    jsonarena_adopt(text, len + 1);
+    *root = NULL;
+    if (size > 0)
+        msg[0] = '\0';
+    text[len] = '\0';
+    return read_text(&r, root);
 }

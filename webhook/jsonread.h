@@ -28,7 +28,9 @@
  * cJSON_Delete() or jsonarena_reset() frees the tree. In an arena the
  * text is copied there once and every string is a piece of that copy
  * (ended where its closing quote was, escapes decoded in place); outside,
- * each string is its own malloc(). The caller's text is never written.
+ * each string is its own malloc(). The caller's text is never written,
+ * except by jsonread_in_place(), which reads it where it is instead of a
+ * copy.
  */
 #ifndef TOPOGATE_JSONREAD_H
 #define TOPOGATE_JSONREAD_H
@@ -50,5 +52,17 @@ enum jsonread_status {
  */
 enum jsonread_status jsonread(const char *json, size_t len, cJSON **root,
                               char *msg, size_t size);
+
+/*
+ * As jsonread(), reading text where it is instead of a copy in the arena:
+ * text[0..len] (len + 1 bytes) is the caller's to give up, its strings
+ * are decoded into it, and it must outlive the tree (the arena adopts
+ * it until its reset: jsonarena_adopt()). For a caller that owns the
+ * bytes it received, like the server's body buffer: one copy fewer, about
+ * 100 cache lines written fewer for a 6 KB review and 900 for a 59 KB
+ * one. Outside an arena it is jsonread() and text is left as it was.
+ */
+enum jsonread_status jsonread_in_place(char *text, size_t len, cJSON **root,
+                                       char *msg, size_t size);
 
 #endif

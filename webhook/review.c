@@ -254,10 +254,10 @@ remember(struct review_result *out, const struct admission *req,
     out->n_ops = d->n_ops;
 }
 
-int
-review_respond(const struct snapshot *s, const struct view *view,
-               const char *body, size_t len,
-               struct review_result *out)
+/* The body is read from `body`, or where it is when `writable` is set. */
+static int
+respond(const struct snapshot *s, const struct view *view, const char *body,
+        char *writable, size_t len, struct review_result *out)
 {
     struct admission req;
     struct decision d;
@@ -276,7 +276,9 @@ review_respond(const struct snapshot *s, const struct view *view,
      * bytes that are not JSON is refused by the parse (jsonread.h).
      */
     arena = jsonarena_begin() == 0;
-    status = jsonread(body, len, &root, msg, sizeof(msg));
+    status = writable != NULL
+                 ? jsonread_in_place(writable, len, &root, msg, sizeof(msg))
+                 : jsonread(body, len, &root, msg, sizeof(msg));
     if (status != JSONREAD_OK) {
         rc = fail(out, status == JSONREAD_NO_MEMORY ? 500 : 400,
                   status == JSONREAD_NO_MEMORY ? "out of memory" : msg);
@@ -313,6 +315,20 @@ dropped:
     if (arena)
         jsonarena_reset();
     return rc;
+}
+
+int
+review_respond(const struct snapshot *s, const struct view *view,
+               const char *body, size_t len, struct review_result *out)
+{
+    return respond(s, view, body, NULL, len, out);
+}
+
+int
+review_respond_in_place(const struct snapshot *s, const struct view *view,
+                        char *body, size_t len, struct review_result *out)
+{
+    return respond(s, view, body, body, len, out);
 }
 
 void

@@ -39,6 +39,14 @@ struct review_result {
  */
 int review_respond(const struct snapshot *s, const struct view *view,
                    const char *body, size_t len, struct review_result *out);
+/*
+ * As review_respond(), parsing body where it is (jsonread_in_place()):
+ * body[0..len] is written over and is the caller's to drop afterwards.
+ * What `serve` and `audit --review` use for the bytes they received.
+ */
+int review_respond_in_place(const struct snapshot *s, const struct view *view,
+                            char *body, size_t len,
+                            struct review_result *out);
 void review_result_free(struct review_result *r);
 
 /*

@@ -227,13 +227,13 @@ server_review(struct server *srv, struct MHD_Connection *conn,
     }
     if (req->refuse != 0)
         return server_error(srv, conn, 500, "out of memory", NULL);
-    if (req->body != NULL)
-        req->body[req->len] = '\0';
 
     memset(&res, 0, sizeof(res));
     s = server_snapshot(srv, &view);
-    rc = review_respond(s, view, req->body != NULL ? req->body : "", req->len,
-                        &res);
+    /* The body buffer holds len + 1 bytes; it is dropped just below. */
+    rc = req->body != NULL
+             ? review_respond_in_place(s, view, req->body, req->len, &res)
+             : review_respond(s, view, "", 0, &res);
     view_unref(view);
     snapshot_unref(s);
     server_drop_body(srv, req);

@@ -18,7 +18,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 totals() {
 	valgrind --tool=callgrind --cache-sim=yes --I1=4096,1,64 \
-		--D1=32768,8,64 --LL=8388608,16,64 --toggle-collect=review_respond \
+		--D1=32768,8,64 --LL=8388608,16,64 --toggle-collect=review_respond_in_place \
 		--callgrind-out-file="$out/cg" "$bin" -n "$1" -e 16384 "$2" \
 		>/dev/null 2>&1
 	callgrind_annotate --show-percs=no --show=Ir,ILmr,DLmr,DLmw "$out/cg" |
