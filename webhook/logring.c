@@ -25,8 +25,9 @@
 
 /* Wake the writer before the batch is due once this much has queued. */
 #define LOGRING_HIGH (LOGRING_SIZE / 4)
-/* Empty batches in a row before the writer sleeps until a push. */
-#define LOGRING_QUIET_ROUNDS 100
+/* Empty batches in a row (a second of them) before the writer sleeps
+ * until a push. */
+#define LOGRING_QUIET_ROUNDS (1000 / LOGRING_BATCH_MS)
 
 static struct {
     pthread_mutex_t lock;
