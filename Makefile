@@ -46,7 +46,7 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
-	bench-parse bench-cold bench-lines
+	bench-parse bench-cold bench-lines bench-threads
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -269,6 +269,20 @@ bench-lines: deps
 	$(call install_missing,valgrind)
 	@$(MAKE) --no-print-directory $(COLD_BIN)
 	@test/bench/cold-lines.sh $(COLD_BIN) $(SHARED)/bench/fixtures/*.json
+
+# Each of serve's threads' CPU per review at 1,000/s, the load on the other
+# CPU (test/bench/thread-cost.sh): the request thread against the ones
+# that wake on their own, such as the log writer.
+OPENLOOP = $(BUILD)/bench/openloop
+
+$(OPENLOOP): $(SHARED)/bench/bench/openloop.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -o $@ $< -lssl -lcrypto
+
+bench-threads: deps
+	@$(MAKE) --no-print-directory all $(OPENLOOP)
+	@test/bench/thread-cost.sh $(BUILD)/topogate $(BUILD)/topogate-certgen \
+		$(OPENLOOP) $(SHARED)/bench/fixtures/p4d-training.json
 
 # topogate's parse beside simdjson's, the fastest parser we know of, on the
 # same reviews (test/bench/parse-peer.sh): how far a parse can go.
