@@ -50,6 +50,7 @@ void *jsonarena_malloc(size_t n);
  * p[0..n) counts as the arena's until the next reset: cJSON's free leaves
  * what points into it alone. For a text read in place, whose strings the
  * tree points into (jsonread_in_place()); the caller keeps it that long.
+ * One range at a time: a second call replaces the first.
  */
 void jsonarena_adopt(void *p, size_t n);
 

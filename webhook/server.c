@@ -85,9 +85,10 @@
  * at a time. libmicrohttpd zeroes all of it after every request, and half
  * of it again as the read buffer grows: 24 KiB written per review at
  * 16 KiB, 384 cache lines, nearly as many as a 6 KB review writes
- * itself (445). An apiserver's headers are under 1 KiB (a bearer token for
- * webhook authentication adds one or two); past about 7 KiB of headers
- * the answer is 431, as nginx's 8 KiB default line buffer would give.
+ * itself (about 450). An apiserver's headers are under 1 KiB (a bearer
+ * token for webhook authentication adds one or two); past about 7 KiB of
+ * headers the answer is 431 (nginx's default refuses a header line over
+ * 8 KiB too).
  */
 #define SERVER_CONN_MEMORY (8 * 1024)
 
