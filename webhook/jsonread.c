@@ -817,22 +817,32 @@ read_text(struct reader *r, cJSON **root)
     return JSONREAD_OK;
 }
 
-enum jsonread_status
-jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
+/* A reader of text[0..len), in the arena when one is active; no result
+ * and no reason yet. */
+static struct reader
+reader_over(const unsigned char *text, size_t len, cJSON **root, char *msg,
+            size_t size)
 {
-    struct reader r = {
-        .start = (const unsigned char *)json,
-        .end = (const unsigned char *)json + len,
+    *root = NULL;
+    if (size > 0)
+        msg[0] = '\0';
+    return (struct reader){
+        .start = text,
+        .end = text + len,
         .status = JSONREAD_OK,
         .msg = msg,
         .size = size,
         .chunked = jsonarena_active(),
     };
+}
+
+enum jsonread_status
+jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
+{
+    struct reader r =
+        reader_over((const unsigned char *)json, len, root, msg, size);
     unsigned char *copy;
 
-    *root = NULL;
-    if (size > 0)
-        msg[0] = '\0';
     /*
      * In an arena, one copy of the text there holds every string: each
      * ends where its closing quote was, instead of a piece and a memcpy()
@@ -854,22 +864,13 @@ enum jsonread_status
 jsonread_in_place(char *text, size_t len, cJSON **root, char *msg,
                   size_t size)
 {
-    struct reader r = {
-        .start = (const unsigned char *)text,
-        .end = (const unsigned char *)text + len,
-        .status = JSONREAD_OK,
-        .msg = msg,
-        .size = size,
-        .chunked = true,
-        .in_place = true,
-    };
+    struct reader r;
 
     if (!jsonarena_active())
         return jsonread(text, len, root, msg, size);
+    r = reader_over((const unsigned char *)text, len, root, msg, size);
+    r.in_place = true;
     jsonarena_adopt(text, len + 1);
-    *root = NULL;
-    if (size > 0)
-        msg[0] = '\0';
     text[len] = '\0';
     return read_text(&r, root);
 }
