@@ -280,6 +280,7 @@ $(OPENLOOP): $(SHARED)/bench/bench/openloop.c
 	$(CC) -O2 -Wall -o $@ $< -lssl -lcrypto
 
 bench-threads: deps
+	$(call install_missing,util-linux curl python3)
 	@$(MAKE) --no-print-directory all $(OPENLOOP)
 	@test/bench/thread-cost.sh $(BUILD)/topogate $(BUILD)/topogate-certgen \
 		$(OPENLOOP) $(SHARED)/bench/fixtures/p4d-training.json
