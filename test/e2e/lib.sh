@@ -35,6 +35,17 @@ expect_match() {
 	fi
 }
 
+# expect_log NAME ERE: a line of the server's log matches ERE within 5 s.
+# The server writes its log from a queue, a batch every 50 ms
+# (webhook/logring.h): a line is there soon after its event, not at once.
+expect_log() {
+	for _ in $(seq 1 50); do
+		grep -Eq -- "$2" "$TMP/server.log" && { ok "$1"; return; }
+		sleep 0.1
+	done
+	not_ok "$1" "no /$2/ in the server log after 5 s"
+}
+
 # A metav1.Status body with the given code, as review_error_body() makes.
 is_status() {
 	printf '%s' "$1" | grep -Eq '"kind" *: *"Status"' &&

@@ -162,9 +162,8 @@ expect "rotation: counted as reload ok" 1 \
 expect "rotation: the expiry metric is B's notAfter" \
 	"$(not_after "$TMP/b/tls.crt")" \
 	"$(metric topogate_certificate_not_after_seconds)"
-expect_match "rotation: logged with both serials" \
-	"certificate reloaded: serial $SERIAL_B, not after .* \(was $SERIAL_A\)" \
-	"$(cat "$TMP/server.log")"
+expect_log "rotation: logged with both serials" \
+	"certificate reloaded: serial $SERIAL_B, not after .* \(was $SERIAL_A\)"
 
 # --- a bad certificate keeps the good one -----------------------------------------
 
@@ -178,9 +177,8 @@ else
 fi
 expect "a key that does not match: serial B still served" \
 	"$SERIAL_B" "$(live_serial)"
-expect_match "a key that does not match: logged, with the serial kept" \
-	"certificate reload: .*tls\.key' does not match the certificate .*; serial $SERIAL_B stays in service" \
-	"$(cat "$TMP/server.log")"
+expect_log "a key that does not match: logged, with the serial kept" \
+	"certificate reload: .*tls\.key' does not match the certificate .*; serial $SERIAL_B stays in service"
 expect "a review still answered after the failed reload" denied \
 	"$(decision "$DENY")"
 
@@ -215,9 +213,8 @@ else
 fi
 expect "a bad policy: the warn policy still decides" allowed \
 	"$(decision "$DENY")"
-expect_match "a bad policy: logged as file:line:col: message" \
-	'warn: policy reload: [^ ]*/cm/policy\.yaml:[0-9]+:[0-9]+: .*; policy [0-9a-f]{16} stays in service' \
-	"$(cat "$TMP/server.log")"
+expect_log "a bad policy: logged as file:line:col: message" \
+	'warn: policy reload: [^ ]*/cm/policy\.yaml:[0-9]+:[0-9]+: .*; policy [0-9a-f]{16} stays in service'
 
 publish "$CM" p4 "$ROOT/deploy/policy.yaml"
 if wait_metric 'topogate_reload_total{what="policy",result="ok"}' 2; then
