@@ -39,11 +39,11 @@ expect_match() {
 # The server writes its log from a queue, a batch every 50 ms
 # (webhook/logring.h): a line is there soon after its event, not at once.
 expect_log() {
-	for _ in $(seq 1 50); do
-		grep -Eq -- "$2" "$TMP/server.log" && { ok "$1"; return; }
-		sleep 0.1
-	done
-	not_ok "$1" "no /$2/ in the server log after 5 s"
+	if wait_for_text "$TMP/server.log" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1" "no /$2/ in the server log after 5 s"
+	fi
 }
 
 # A metav1.Status body with the given code, as review_error_body() makes.
@@ -73,10 +73,10 @@ wait_metric() {
 	return 1
 }
 
-# wait_for_text FILE PATTERN: up to 5 s for PATTERN to appear in FILE.
+# wait_for_text FILE ERE: up to 5 s for a line matching ERE in FILE.
 wait_for_text() {
 	for _ in $(seq 1 50); do
-		grep -q "$2" "$1" && return 0
+		grep -Eq -- "$2" "$1" && return 0
 		sleep 0.1
 	done
 	return 1
