@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "policy/decimal.h"
+#include "webhook/base64.h"
 #include "webhook/jsoncheck.h"
 #include "webhook/jsonstops.h"
 
@@ -252,35 +253,10 @@ jsonout_value(struct jsonout *o, const cJSON *value)
 void
 jsonout_base64(struct jsonout *o, const char *bytes, size_t len)
 {
-    static const char abc[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *in = (const unsigned char *)bytes;
-    size_t i = 0;
-    char *w;
-
-    if (len > (size_t)INT_MAX / 4 * 3 || !jsonout_reserve(o, (len + 2) / 3 * 4))
+    if (len > (size_t)INT_MAX / 4 * 3 || !jsonout_reserve(o, BASE64_LEN(len)))
         return;
-    w = o->buf + o->len;
-    for (; i + 3 <= len; i += 3) {
-        unsigned long v = (unsigned long)in[i] << 16 |
-                          (unsigned long)in[i + 1] << 8 | in[i + 2];
-        *w++ = abc[v >> 18];
-        *w++ = abc[(v >> 12) & 63];
-        *w++ = abc[(v >> 6) & 63];
-        *w++ = abc[v & 63];
-    }
-    if (i < len) {
-        unsigned long v = (unsigned long)in[i] << 16;
-
-        if (i + 1 < len)
-            v |= (unsigned long)in[i + 1] << 8;
-        *w++ = abc[v >> 18];
-        *w++ = abc[(v >> 12) & 63];
-        *w++ = i + 1 < len ? abc[(v >> 6) & 63] : '=';
-        *w++ = '=';
-    }
-    *w = '\0';
-    o->len = (size_t)(w - o->buf);
+    o->len += base64_encode(o->buf + o->len, (const unsigned char *)bytes, len);
+    o->buf[o->len] = '\0';
 }
 
 char *

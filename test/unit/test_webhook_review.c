@@ -1,8 +1,12 @@
 /* The codec's edges: base64, Status bodies, warnings, and the envelope. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy/decision.h"
 #include "test/unit/check.h"
+#include "webhook/base64.h"
 #include "webhook/jsonpatch.h"
 #include "webhook/review.h"
 
@@ -21,6 +25,58 @@ test_base64(void)
         CHECK_STR(b64, vectors[i][1]);
         free(b64);
     }
+}
+
+/* The encoding as RFC 4648 section 4 words it: the bits six at a time. */
+static void
+base64_by_bits(const unsigned char *in, size_t len, char *out)
+{
+    static const char abc[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t bits = len * 8, n = 0;
+
+    for (size_t at = 0; at < bits; at += 6) {
+        unsigned v = 0;
+
+        for (size_t b = at; b < at + 6; b++)
+            v = v << 1 | (b < bits ? (in[b / 8] >> (7 - b % 8)) & 1u : 0u);
+        out[n++] = abc[v];
+    }
+    while (n % 4 != 0)
+        out[n++] = '=';
+    out[n] = '\0';
+}
+
+/*
+ * Every length up to 400 (the 16-byte path, its 12-byte steps and the
+ * 3-byte tail, and each way they meet) of bytes of every value, against
+ * the bit-by-bit encoding.
+ */
+static void
+test_base64_lengths(void)
+{
+    unsigned char in[400];
+    char want[BASE64_LEN(sizeof(in)) + 1];
+    uint32_t x = 2463534242u;
+    int wrong = 0;
+
+    for (size_t i = 0; i < sizeof(in); i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
+        in[i] = i < 256 ? (unsigned char)i : (unsigned char)x;
+    }
+    for (size_t off = 0; off < 3; off++)
+        for (size_t len = 0; len + off <= sizeof(in); len++) {
+            char *got = jsonpatch_base64((const char *)in + off, len);
+
+            base64_by_bits(in + off, len, want);
+            if (got == NULL || strcmp(got, want) != 0) {
+                if (wrong++ == 0)
+                    fprintf(stderr, "base64 of %zu bytes at %zu: %s\n  want %s\n",
+                            len, off, got ? got : "(null)", want);
+            }
+            free(got);
+        }
+    CHECK_INT(wrong, 0);
 }
 
 static void
@@ -113,6 +169,7 @@ int
 main(void)
 {
     test_base64();
+    test_base64_lengths();
     test_patch_text();
     test_warnings();
     test_envelope();
