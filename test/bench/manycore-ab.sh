@@ -15,6 +15,7 @@
 #   build/benchbundle/ab.sh       # results in $OUT/ab.tar.gz and its log
 #   build/benchbundle/probe.sh    # per thread and per syscall, $OUT/probe.txt
 #   build/benchbundle/same.sh     # both builds in turn on one CPU, $OUT/same.txt
+#   build/benchbundle/turns.sh    # builds and nginx in turn on one CPU, $OUT/turns.txt
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 D=${1:-$repo/build/benchbundle}
@@ -57,7 +58,8 @@ PY
 cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
 cp "$repo/test/bench/manycore-probe.sh" "$D/probe.sh"
 cp "$repo/test/bench/manycore-same.sh" "$D/same.sh"
-chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh"
+cp "$repo/test/bench/manycore-turns.sh" "$D/turns.sh"
+chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh" "$D/turns.sh"
 # strace for probe.sh's system call counts, with the libraries it loads.
 if command -v strace >/dev/null; then
 	cp "$(command -v strace)" "$D/bin/"
