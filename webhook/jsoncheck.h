@@ -13,7 +13,9 @@
 #ifndef TOPOGATE_JSONCHECK_H
 #define TOPOGATE_JSONCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -22,6 +24,29 @@
  * read), or 0 when it is not one (RFC 3629).
  */
 size_t jsoncheck_utf8(const unsigned char *s, size_t avail);
+
+/*
+ * Whether no two of object's members begin with the same byte (a bit
+ * each, the byte folded to 64), and so surely have no name in common:
+ * most objects of a pod. Counts the members into *n. Inline: it runs as
+ * each object of a review closes.
+ */
+static inline bool
+jsoncheck_first_bytes_differ(const cJSON *object, size_t *n)
+{
+    uint64_t seen = 0, repeated = 0;
+    size_t members = 0;
+
+    for (const cJSON *m = object->child; m != NULL; m = m->next) {
+        uint64_t bit = (uint64_t)1 << ((unsigned char)m->string[0] & 63);
+
+        repeated |= seen & bit;
+        seen |= bit;
+        members++;
+    }
+    *n = members;
+    return repeated == 0;
+}
 
 /*
  * 0 when no two of object's n members (n > 0) have one name; else -1

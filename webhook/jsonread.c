@@ -691,15 +691,12 @@ is_managed_fields(const char *name)
     return strcmp(name, MANAGED_FIELDS) == 0;
 }
 
-/* Two members with one name: which one counts is not agreed. */
+/* The objects whose first bytes repeat: compared name by name. */
 static bool
-unique_names(struct reader *r, const cJSON *object)
+names_checked(struct reader *r, const cJSON *object, size_t members)
 {
     char why[200];
-    size_t members = 0;
 
-    for (const cJSON *m = object->child; m != NULL; m = m->next)
-        members++;
     if (jsoncheck_unique_members(object, members, why, sizeof(why)) == 0)
         return true;
     if (strcmp(why, "out of memory") == 0)
@@ -707,6 +704,17 @@ unique_names(struct reader *r, const cJSON *object)
     else
         refuse(r, JSONREAD_MALFORMED, "%s", why);
     return false;
+}
+
+/* Two members with one name: which one counts is not agreed. */
+HOT bool
+unique_names(struct reader *r, const cJSON *object)
+{
+    size_t members;
+
+    if (jsoncheck_first_bytes_differ(object, &members))
+        return true;
+    return names_checked(r, object, members);
 }
 
 /*
