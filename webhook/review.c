@@ -85,10 +85,10 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
 {
     const char *version = json_string(root, "apiVersion");
     const char *kind = json_string(root, "kind");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "request");
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "kind");
-    const cJSON *dry = cJSON_GetObjectItemCaseSensitive(r, "dryRun");
-    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(r, "namespace");
+    const cJSON *r = json_get(root, "request");
+    const cJSON *k = json_get(r, "kind");
+    const cJSON *dry = json_get(r, "dryRun");
+    const cJSON *ns = json_get(r, "namespace");
 
     memset(req, 0, sizeof(*req));
     if (!cJSON_IsObject(root))
@@ -129,8 +129,8 @@ decode(const cJSON *root, struct admission *req, char *msg, size_t size)
     if (dry && !cJSON_IsBool(dry))
         return snprintf(msg, size, "'request.dryRun' is not a boolean"), -1;
     req->dry_run = cJSON_IsTrue(dry);
-    req->object = cJSON_GetObjectItemCaseSensitive(r, "object");
-    req->old_object = cJSON_GetObjectItemCaseSensitive(r, "oldObject");
+    req->object = json_get(r, "object");
+    req->old_object = json_get(r, "oldObject");
     /* DELETE sends a null object; CREATE and UPDATE always send one. */
     if ((strcmp(req->operation, "CREATE") == 0 ||
          strcmp(req->operation, "UPDATE") == 0) &&
