@@ -60,6 +60,28 @@ duplicate(char *msg, size_t size, const char *name)
     return -1;
 }
 
+/*
+ * Whether a member's name repeats an earlier one's, comparing only the
+ * members whose first bytes do (a pod's spec has a dozen such pairs).
+ */
+static bool
+repeats_a_name(const cJSON *object)
+{
+    uint64_t seen = 0;
+
+    for (const cJSON *a = object->child; a != NULL; a = a->next) {
+        uint64_t bit = (uint64_t)1 << ((unsigned char)a->string[0] & 63);
+
+        if (seen & bit)
+            for (const cJSON *b = object->child; b != a; b = b->next)
+                if (b->string[0] == a->string[0] &&
+                    strcmp(b->string, a->string) == 0)
+                    return true;
+        seen |= bit;
+    }
+    return false;
+}
+
 int
 jsoncheck_unique_members(const cJSON *object, size_t n, char *msg,
                          size_t size)
@@ -69,6 +91,8 @@ jsoncheck_unique_members(const cJSON *object, size_t n, char *msg,
     int rc = 0;
 
     if (n <= PAIRWISE_MAX) {
+        if (!repeats_a_name(object))
+            return 0;
         /* A twin: named as it always was, the first member that has one. */
         for (const cJSON *a = object->child; a != NULL; a = a->next)
             for (const cJSON *b = a->next; b != NULL; b = b->next)
