@@ -1,7 +1,6 @@
 /* base64.c - see base64.h. */
 #include "webhook/base64.h"
 
-#include <stdbool.h>
 #include <stdint.h>
 
 static const char alphabet[] =
