@@ -236,7 +236,8 @@ FLOOR_BIN = $(BUILD)/bench/topogate-floor
 
 $(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond \
+		-Wl,--wrap=review_respond_in_place -o $@ $^ $(LIBS)
 
 bench: bench-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)

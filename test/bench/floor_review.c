@@ -1,7 +1,8 @@
 /*
  * floor_review.c - a measuring instrument, not a webhook: linked into
- * build/bench/topogate-floor with -Wl,--wrap=review_respond, it answers
- * every review "allowed" with the request's uid and reads nothing else.
+ * build/bench/topogate-floor with -Wl,--wrap for both of review.h's entry
+ * points (serve calls review_respond_in_place()), it answers every review
+ * "allowed" with the request's uid and reads nothing else.
  * Everything else is topogate serve as shipped (libmicrohttpd, GnuTLS,
  * the body's collection, the log line, the metrics), so the bench can
  * tell what the transport costs from what the review's parse, decision
@@ -17,6 +18,9 @@
 int __wrap_review_respond(const struct snapshot *s, const struct view *view,
                           const char *body, size_t len,
                           struct review_result *out);
+int __wrap_review_respond_in_place(const struct snapshot *s,
+                                   const struct view *view, char *body,
+                                   size_t len, struct review_result *out);
 
 int
 __wrap_review_respond(const struct snapshot *s, const struct view *view,
@@ -49,4 +53,12 @@ __wrap_review_respond(const struct snapshot *s, const struct view *view,
     out->http_status = 200;
     out->verdict = VERDICT_ALLOW;
     return 0;
+}
+
+int
+__wrap_review_respond_in_place(const struct snapshot *s,
+                               const struct view *view, char *body,
+                               size_t len, struct review_result *out)
+{
+    return __wrap_review_respond(s, view, body, len, out);
 }
