@@ -127,7 +127,10 @@ SANBUILD = $(BUILD)/san
 test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
-	@$(MAKE) --no-print-directory all $(FLOOR_BIN)
+	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN)
+	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
+		$(NOPARSE_BIN) test/e2e/review-plain.json \
+		$(wildcard $(SHARED)/bench/fixtures/*.json)
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -238,6 +241,15 @@ $(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond \
 		-Wl,--wrap=review_respond_in_place -o $@ $^ $(LIBS)
+
+# topogate serve whose parse of a body it has read before costs nothing
+# (test/bench/noparse_review.c): beside the floor, what the parse costs.
+NOPARSE_BIN = $(BUILD)/bench/topogate-noparse
+
+$(NOPARSE_BIN): test/bench/noparse_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) \
+		$(POLICY_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wl,--wrap=jsonread_in_place -o $@ $^ $(LIBS)
 
 bench: bench-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)
