@@ -6,14 +6,20 @@ BUILD ?= build
 CC ?= gcc
 OPT ?= -O2
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -I. $(OPT) -g -Wall -Wextra -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla \
+	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -fno-plt \
 	-DTOPOGATE_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
+# Full RELRO: every library symbol is bound at start and the table of
+# them is then read-only, so an overwrite there cannot redirect a call;
+# with -fno-plt above, calls into libraries go through that table instead
+# of PLT stubs (a 6 KB review touches 22 fewer lines of code, 702 -> 680,
+# make bench-lines).
+HARDEN = -Wl,-z,relro,-z,now
 # GnuTLS is the TLS library libmicrohttpd already links; topogate hands
 # each session its credentials itself, so a certificate can be rotated.
 # floor() is inlined at -O1 and -O2 but called from libm at -O0 and -Os:
 # libm is linked only where a call to it is left.
 LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread \
-	-Wl,--push-state,--as-needed -lm -Wl,--pop-state
+	-Wl,--push-state,--as-needed -lm -Wl,--pop-state $(HARDEN)
 
 POLICY_SRC  := $(wildcard policy/*.c)
 # The apiserver client (libcurl) is topogate-kubewatch's alone, an
@@ -54,7 +60,7 @@ $(BUILD)/topogate: $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/topogate-certgen: $(CERTGEN_OBJ)
-	$(CC) $(SAN) -o $@ $^ -lcrypto
+	$(CC) $(SAN) -o $@ $^ -lcrypto $(HARDEN)
 
 $(BUILD)/topogate-kubewatch: $(KUBEWATCH_SRC:%.c=$(BUILD)/%.o) $(KUBE_OBJ) \
 		$(WEBHOOK_OBJ) $(POLICY_OBJ)
@@ -128,6 +134,10 @@ test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
 	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN)
+	@for b in topogate topogate-certgen topogate-kubewatch; do \
+		readelf -d $(BUILD)/$$b | grep -q BIND_NOW || \
+		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
+	done
 	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
 		$(NOPARSE_BIN) test/e2e/review-plain.json \
 		$(wildcard $(SHARED)/bench/fixtures/*.json)
