@@ -133,13 +133,14 @@ SANBUILD = $(BUILD)/san
 test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
-	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN)
+	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN) \
+		$(CHECKONLY_BIN)
 	@for b in topogate topogate-certgen topogate-kubewatch; do \
 		readelf -d $(BUILD)/$$b | grep -q BIND_NOW || \
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
 	done
 	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
-		$(NOPARSE_BIN) test/e2e/review-plain.json \
+		$(NOPARSE_BIN) $(CHECKONLY_BIN) test/e2e/review-plain.json \
 		$(wildcard $(SHARED)/bench/fixtures/*.json)
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
@@ -256,10 +257,23 @@ $(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 # (test/bench/noparse_review.c): beside the floor, what the parse costs.
 NOPARSE_BIN = $(BUILD)/bench/topogate-noparse
 
-$(NOPARSE_BIN): test/bench/noparse_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) \
-		$(POLICY_OBJ)
+$(NOPARSE_BIN): test/bench/noparse_review.c test/bench/kept_tree.h \
+		$(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wl,--wrap=jsonread_in_place -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS_ALL) -Wl,--wrap=jsonread_in_place -o $@ \
+		$(filter-out %.h,$^) $(LIBS)
+
+# topogate serve whose parse only checks a body it has read before,
+# building nothing (test/bench/checkonly_review.c, which compiles
+# webhook/jsonread.c in itself): the least a parse into a tape could cost.
+CHECKONLY_BIN = $(BUILD)/bench/topogate-checkonly
+
+$(CHECKONLY_BIN): test/bench/checkonly_review.c test/bench/kept_tree.h \
+		webhook/jsonread.c $(CMD_OBJ) \
+		$(filter-out $(BUILD)/webhook/jsonread.o,$(WEBHOOK_OBJ)) $(POLICY_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out %.h webhook/jsonread.c,$^) \
+		$(LIBS)
 
 bench: bench-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)

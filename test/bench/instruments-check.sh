@@ -1,15 +1,17 @@
 #!/bin/bash
-# test/bench/instruments-check.sh TOPOGATE FLOOR NOPARSE FIXTURE...
-# The bench's two instruments measure what they say (make test runs this):
+# test/bench/instruments-check.sh TOPOGATE FLOOR NOPARSE CHECKONLY FIXTURE...
+# The bench's instruments measure what they say (make test runs this):
 # topogate-floor answers every review "allowed" with no patch, whatever
 # topogate answers (the eighth round's new way into the review had quietly
-# made it a second topogate until the tenth); topogate-noparse answers the
-# same body three times, the first parsed and the rest from its kept tree,
-# with topogate's own bytes (`audit --review -` answers exactly as serve).
+# made it a second topogate until the tenth); topogate-noparse and
+# topogate-checkonly answer the same body three times, the first parsed
+# and the rest from their kept tree, with topogate's own bytes (`audit
+# --review -` answers exactly as serve).
 set -u
 HERE=$(cd "$(dirname "$0")/../e2e" && pwd)
-REAL=$1 FLOOR=$2 NOPARSE=$3
-shift 3
+REAL=$1 FLOOR=$2
+SAME=("$3" "$4")
+shift 4
 TMP=$(mktemp -d)
 trap 'stop_server; rm -rf "$TMP"' EXIT
 # shellcheck source=../e2e/lib.sh
@@ -40,14 +42,16 @@ for fixture in "$@"; do
 	else
 		ok "floor answers $name allowed, no patch"
 	fi
-	answers "$NOPARSE" "$fixture"
-	if [ "$(sort -u "$TMP/answers")" = "$want" ] &&
-		[ "$(wc -l <"$TMP/answers")" = 3 ]; then
-		ok "noparse answers $name three times as topogate does"
-	else
-		not_ok "noparse answers $name three times as topogate does" \
-			"$(head -c 300 "$TMP/answers")"
-	fi
+	for bin in "${SAME[@]}"; do
+		what="$(basename "$bin") answers $name three times as topogate does"
+		answers "$bin" "$fixture"
+		if [ "$(sort -u "$TMP/answers")" = "$want" ] &&
+			[ "$(wc -l <"$TMP/answers")" = 3 ]; then
+			ok "$what"
+		else
+			not_ok "$what" "$(head -c 300 "$TMP/answers")"
+		fi
+	done
 done
 echo "instruments: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -8,10 +8,11 @@
 # built here with `make`, becomes bin/topogate-new ("after"); with
 # FLOOR=1 the working tree's build/bench/topogate-floor does instead (serve
 # with a fixed "allowed" for every review: the transport's own cost,
-# test/bench/floor_review.c). Both instruments, topogate-floor and
+# test/bench/floor_review.c). The instruments topogate-floor,
 # topogate-noparse (the parse of a body read before costs nothing,
-# test/bench/noparse_review.c), go into bin/ too, for turns.sh's SERVERS,
-# once test/bench/instruments-check.sh has passed them. The bundle's copy of
+# test/bench/noparse_review.c) and topogate-checkonly (such a body is only
+# checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
+# SERVERS, once test/bench/instruments-check.sh has passed them. The bundle's copy of
 # drive.py learns a server "topogate-new" (port 8451, probes 8452, on
 # --tg-null-cpu, its log to a file like topogate's). Then, on the
 # many-core machine, from the project root:
@@ -33,16 +34,15 @@ fi
 [ "$src" = "$repo" ] || rm -rf "$src"
 new=build/ab/topogate
 [ "${FLOOR:-0}" = 1 ] && new=build/ab/bench/topogate-floor
-make -s -C "$repo" BUILD=build/ab all build/ab/bench/topogate-floor \
-	build/ab/bench/topogate-noparse
+instruments=(floor noparse checkonly)
+make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogate-}"
 # The instruments must measure what they say (a new way into the review
 # had made the floor a second topogate from the eighth round to the tenth).
 "$repo/test/bench/instruments-check.sh" "$repo/build/ab/topogate" \
-	"$repo/build/ab/bench/topogate-floor" \
-	"$repo/build/ab/bench/topogate-noparse" "$SHARED"/bench/fixtures/*.json
+	"${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
+	"$SHARED"/bench/fixtures/*.json
 cp "$repo/$new" "$D/bin/topogate-new"
-cp "$repo/build/ab/bench/topogate-floor" "$repo/build/ab/bench/topogate-noparse" \
-	"$D/bin/"
+cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" "$D/bin/"
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]
