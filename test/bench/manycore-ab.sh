@@ -12,10 +12,10 @@
 # topogate-noparse (the parse of a body read before costs nothing,
 # test/bench/noparse_review.c) and topogate-checkonly (such a body is only
 # checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
-# SERVERS, once test/bench/instruments-check.sh has passed them. The bundle's copy of
-# drive.py learns a server "topogate-new" (port 8451, probes 8452, on
-# --tg-null-cpu, its log to a file like topogate's). Then, on the
-# many-core machine, from the project root:
+# SERVERS, once test/bench/instruments-check.sh has passed them. The
+# bundle's copy of drive.py learns a server "topogate-new" (port 8451,
+# probes 8452, on --tg-null-cpu, its log to a file like topogate's).
+# Then, on the many-core machine, from the project root:
 #   build/benchbundle/ab.sh       # results in $OUT/ab.tar.gz and its log
 #   build/benchbundle/probe.sh    # per thread and per syscall, $OUT/probe.txt
 #   build/benchbundle/same.sh     # both builds in turn on one CPU, $OUT/same.txt
