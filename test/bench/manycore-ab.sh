@@ -12,7 +12,8 @@
 # topogate-noparse (the parse of a body read before costs nothing,
 # test/bench/noparse_review.c) and topogate-checkonly (such a body is only
 # checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
-# SERVERS, once test/bench/instruments-check.sh has passed them. The
+# SERVERS, once test/bench/instruments-check.sh has passed them; and
+# cpu_pace, which turns.sh runs around each turn (test/bench/cpu_pace.c). The
 # bundle's copy of drive.py learns a server "topogate-new" (port 8451,
 # probes 8452, on --tg-null-cpu, its log to a file like topogate's).
 # Then, on the many-core machine, from the project root:
@@ -35,14 +36,16 @@ fi
 new=build/ab/topogate
 [ "${FLOOR:-0}" = 1 ] && new=build/ab/bench/topogate-floor
 instruments=(floor noparse checkonly)
-make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogate-}"
+make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogate-}" \
+	build/ab/bench/cpu_pace
 # The instruments must measure what they say (a new way into the review
 # had made the floor a second topogate from the eighth round to the tenth).
 "$repo/test/bench/instruments-check.sh" "$repo/build/ab/topogate" \
 	"${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
 	"$SHARED"/bench/fixtures/*.json
 cp "$repo/$new" "$D/bin/topogate-new"
-cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" "$D/bin/"
+cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
+	"$repo/build/ab/bench/cpu_pace" "$D/bin/"
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]

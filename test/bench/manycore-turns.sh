@@ -9,7 +9,8 @@
 # place in the order reads as a difference between builds. ROUNDS (3)
 # rounds; figures in $OUT/turns.txt, one line per server, test and round.
 # (The machine has no PMU to count cache misses with: no "cpu" in
-# /sys/bus/event_source/devices.)
+# /sys/bus/event_source/devices.) With bin/cpu_pace there (manycore-ab.sh
+# puts it), each turn is bracketed by "pace" lines: see pace() below.
 #   SRV_CPU=2 LOAD_CPU=8 CLIENT_CPUS=8-11 RATE=1000 DUR=6 FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,13 +92,25 @@ measure() { # NAME TEST ROUND
 	}'
 }
 
+# The CPU's pace (bin/cpu_pace: the fixture's parse, median ns) just
+# before and after a server's turn: the device's CPUs switch between two
+# paces on their own, often within a turn, so this flags a turn's pace
+# (both ends alike or not); it cannot sort turns into two clean sets.
+pace() { # NAME ROUND WHEN
+	[ -x "$here/bin/cpu_pace" ] || return 0
+	printf 'r%s pace %-14s %-6s %s ns\n' "$2" "$1" "$3" \
+		"$(taskset -c "$cpu" cpu_pace "$fx" "${PACE_PARSES:-300}")"
+}
+
 read -r -a servers <<<"${SERVERS:-topogate topogate-new nginx}"
 for r in $(seq "${ROUNDS:-3}"); do
 	for i in $(seq 0 $((${#servers[@]} - 1))); do
 		s=${servers[$(((i + r - 1) % ${#servers[@]}))]}
+		pace "$s" "$r" before
 		if [ "$s" = nginx ]; then start_nginx; else start_topogate "$s"; fi
 		for t in ka 1k; do measure "$s" "$t" "$r"; done
 		stop
+		pace "$s" "$r" after
 	done
 done 2>&1 | tee "$res/turns.txt"
 rm -rf "$work"
