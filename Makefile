@@ -146,6 +146,10 @@ test: test-deps fuzz-deps
 		! $(PACE_BIN) Makefile 3 2>/dev/null && echo "ok - cpu_pace" || \
 		{ echo "not ok - cpu_pace: no time for a review, or one for a" \
 			"file that is not JSON"; exit 1; }
+	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample.txt 5 | \
+		diff -u test/bench/turns-sample.md - && echo "ok - turns_table" || \
+		{ echo "not ok - turns_table: not the table of turns-sample.txt"; \
+			exit 1; }
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind

@@ -73,6 +73,7 @@ cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
 cp "$repo/test/bench/manycore-probe.sh" "$D/probe.sh"
 cp "$repo/test/bench/manycore-same.sh" "$D/same.sh"
 cp "$repo/test/bench/manycore-turns.sh" "$D/turns.sh"
+cp "$repo/test/bench/turns_table.py" "$D/turns-table.py"
 chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh" "$D/turns.sh"
 # strace for probe.sh's system call counts, with the libraries it loads.
 if command -v strace >/dev/null; then

@@ -7,7 +7,8 @@
 # (1,000)/s (openloop, kept connections): one CPU and one client for all,
 # the order rotated from round to round, so neither a CPU's state nor a
 # place in the order reads as a difference between builds. ROUNDS (3)
-# rounds; figures in $OUT/turns.txt, one line per server, test and round.
+# rounds; figures in $OUT/turns.txt, one line per server, test and round,
+# and their medians and ratios to nginx in $OUT/turns.md.
 # (The machine has no PMU to count cache misses with: no "cpu" in
 # /sys/bus/event_source/devices.) With bin/cpu_pace there (manycore-ab.sh
 # puts it), each turn is bracketed by "pace" lines: see pace() below.
@@ -103,6 +104,9 @@ pace() { # NAME ROUND WHEN
 }
 
 read -r -a servers <<<"${SERVERS:-topogate topogate-new nginx}"
+{
+echo "# turns FX=$(basename "$fx") SRV_CPU=$cpu DUR=$dur RATE=${RATE:-1000}" \
+	"ROUNDS=${ROUNDS:-3} SERVERS=$(IFS=,; echo "${servers[*]}")"
 for r in $(seq "${ROUNDS:-3}"); do
 	for i in $(seq 0 $((${#servers[@]} - 1))); do
 		s=${servers[$(((i + r - 1) % ${#servers[@]}))]}
@@ -112,5 +116,9 @@ for r in $(seq "${ROUNDS:-3}"); do
 		stop
 		pace "$s" "$r" after
 	done
-done 2>&1 | tee "$res/turns.txt"
+done
+} 2>&1 | tee "$res/turns.txt"
 rm -rf "$work"
+# The medians and ratios (test/bench/turns_table.py, in the bundle).
+[ ! -f "$here/turns-table.py" ] ||
+	python3 "$here/turns-table.py" "$res/turns.txt" | tee "$res/turns.md"

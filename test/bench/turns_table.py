@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The table of one manycore-turns.sh run.
+
+    turns_table.py TURNS_TXT [DUR]
+
+Reads what build/benchbundle/turns.sh wrote ($OUT/turns.txt) and prints a
+markdown table: per server, the median over rounds of its CPU per review
+kept alive and at the open-loop rate, its reviews/s kept alive (DUR: the
+seconds of each test, from the file's "# turns" line when it has one, 6
+when not), the medians of its latency percentiles at that rate, and each
+figure's ratio to nginx's when nginx ran. Then how many turns the CPU's
+pace changed in ("pace" lines: manycore-turns.sh's pace()), since a turn
+whose pace changed ran partly at the other one.
+"""
+import re
+import statistics
+import sys
+
+# A turn whose pace before and after differ by more than this changed pace:
+# the device's two paces are about 1.5x apart, the noise within one 5 %.
+PACE_CHANGE = 1.25
+
+
+def read(path):
+    """Per (server, test): lists of CPU µs, reviews and latencies; paces."""
+    runs, paces, header = {}, {}, {}
+    for line in open(path):
+        f = line.split()
+        if line.startswith("# turns"):
+            header = dict(kv.split("=", 1) for kv in f[2:] if "=" in kv)
+            continue
+        if len(f) < 4 or not f[0].startswith("r"):
+            continue
+        if f[1] == "pace" and len(f) >= 6 and f[4].isdigit():
+            paces.setdefault((f[0], f[2]), {})[f[3]] = int(f[4])
+            continue
+        m = re.match(r"(\d+) reviews +([\d.]+) us CPU a review", " ".join(f[3:]))
+        if f[1] not in ("ka", "1k") or m is None:
+            continue
+        run = runs.setdefault((f[2], f[1]), {"cpu": [], "n": [], "lat": []})
+        run["cpu"].append(float(m.group(2)))
+        run["n"].append(int(m.group(1)))
+        lat = re.search(r"p50 (\d+) p99 (\d+) p99\.9 (\d+) us", line)
+        if lat:
+            run["lat"].append(tuple(int(x) for x in lat.groups()))
+    return runs, paces, header
+
+
+def ratio(value, floor):
+    return " (%.2f×)" % (value / floor) if floor else ""
+
+
+def median_latency(lats):
+    return tuple(statistics.median(p[i] for p in lats) for i in range(3))
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    runs, paces, header = read(sys.argv[1])
+    if not runs:
+        sys.exit("%s: no turns in it" % sys.argv[1])
+    dur = float(sys.argv[2] if len(sys.argv) > 2 else header.get("DUR", 6))
+    rate = header.get("RATE", "1000")
+    servers = sorted({s for s, _ in runs}, key=lambda s: (s == "nginx", s))
+    med = {k: statistics.median(v["cpu"]) for k, v in runs.items()}
+    reviews = {k: statistics.median(v["n"]) / dur for k, v in runs.items()}
+    print("| server | rounds | CPU µs a review kept alive | reviews/s kept alive "
+          "| CPU µs a review at %s/s | p50 / p99 / p99.9 µs at %s/s |" % (rate, rate))
+    print("|---|---|---|---|---|---|")
+    for s in servers:
+        ka, open_loop = runs.get((s, "ka")), runs.get((s, "1k"))
+        cells = [s, str(len(ka["cpu"]) if ka else len(open_loop["cpu"]))]
+        if ka:
+            cells.append("%.1f%s" % (med[s, "ka"], ratio(med[s, "ka"], med.get(("nginx", "ka")))))
+            cells.append("%.0f%s" % (reviews[s, "ka"], ratio(reviews[s, "ka"], reviews.get(("nginx", "ka")))))
+        else:
+            cells += ["", ""]
+        if open_loop:
+            cells.append("%.1f%s" % (med[s, "1k"], ratio(med[s, "1k"], med.get(("nginx", "1k")))))
+            lat = median_latency(open_loop["lat"]) if open_loop["lat"] else None
+            cells.append("%.0f / %.0f / %.0f" % lat if lat else "")
+        else:
+            cells += ["", ""]
+        print("| " + " | ".join(cells) + " |")
+    bracketed = [p for p in paces.values() if "before" in p and "after" in p]
+    changed = sum(1 for p in bracketed
+                  if max(p["before"], p["after"]) > PACE_CHANGE * min(p["before"], p["after"]))
+    print()
+    print("Medians over rounds; (×) = ratio to nginx. CPU pace measured around "
+          "%d turns: it changed within %d of them." % (len(bracketed), changed)
+          if bracketed else "Medians over rounds; (×) = ratio to nginx. No pace measured.")
+
+
+if __name__ == "__main__":
+    main()
