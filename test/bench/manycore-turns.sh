@@ -104,9 +104,9 @@ pace() { # NAME ROUND WHEN
 }
 
 read -r -a servers <<<"${SERVERS:-topogate topogate-new nginx}"
-{
 echo "# turns FX=$(basename "$fx") SRV_CPU=$cpu DUR=$dur RATE=${RATE:-1000}" \
-	"ROUNDS=${ROUNDS:-3} SERVERS=$(IFS=,; echo "${servers[*]}")"
+	"ROUNDS=${ROUNDS:-3} SERVERS=$(IFS=,; echo "${servers[*]}")" |
+	tee "$res/turns.txt"
 for r in $(seq "${ROUNDS:-3}"); do
 	for i in $(seq 0 $((${#servers[@]} - 1))); do
 		s=${servers[$(((i + r - 1) % ${#servers[@]}))]}
@@ -116,8 +116,7 @@ for r in $(seq "${ROUNDS:-3}"); do
 		stop
 		pace "$s" "$r" after
 	done
-done
-} 2>&1 | tee "$res/turns.txt"
+done 2>&1 | tee -a "$res/turns.txt"
 rm -rf "$work"
 # The medians and ratios (test/bench/turns_table.py, in the bundle).
 [ ! -f "$here/turns-table.py" ] ||

@@ -34,7 +34,8 @@ def read(path):
         if f[1] == "pace" and len(f) >= 6 and f[4].isdigit():
             paces.setdefault((f[0], f[2]), {})[f[3]] = int(f[4])
             continue
-        m = re.match(r"(\d+) reviews +([\d.]+) us CPU a review", " ".join(f[3:]))
+        m = re.match(r"(\d+) reviews +([\d.]+) us CPU a review",
+                     " ".join(f[3:]))
         if f[1] not in ("ka", "1k") or m is None:
             continue
         run = runs.setdefault((f[2], f[1]), {"cpu": [], "n": [], "lat": []})
@@ -46,8 +47,9 @@ def read(path):
     return runs, paces, header
 
 
-def ratio(value, floor):
-    return " (%.2f×)" % (value / floor) if floor else ""
+def cell(fmt, value, floor):
+    """value as fmt, with its ratio to nginx's (floor) when nginx ran."""
+    return fmt % value + (" (%.2f×)" % (value / floor) if floor else "")
 
 
 def median_latency(lats):
@@ -56,7 +58,7 @@ def median_latency(lats):
 
 def main():
     if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__.strip().splitlines()[2].strip())
+        sys.exit("usage: turns_table.py TURNS_TXT [DUR]")
     runs, paces, header = read(sys.argv[1])
     if not runs:
         sys.exit("%s: no turns in it" % sys.argv[1])
@@ -65,31 +67,33 @@ def main():
     servers = sorted({s for s, _ in runs}, key=lambda s: (s == "nginx", s))
     med = {k: statistics.median(v["cpu"]) for k, v in runs.items()}
     reviews = {k: statistics.median(v["n"]) / dur for k, v in runs.items()}
-    print("| server | rounds | CPU µs a review kept alive | reviews/s kept alive "
-          "| CPU µs a review at %s/s | p50 / p99 / p99.9 µs at %s/s |" % (rate, rate))
+    print("| server | rounds | CPU µs a review kept alive "
+          "| reviews/s kept alive | CPU µs a review at %s/s "
+          "| p50 / p99 / p99.9 µs at %s/s |" % (rate, rate))
     print("|---|---|---|---|---|---|")
     for s in servers:
         ka, open_loop = runs.get((s, "ka")), runs.get((s, "1k"))
         cells = [s, str(len(ka["cpu"]) if ka else len(open_loop["cpu"]))]
         if ka:
-            cells.append("%.1f%s" % (med[s, "ka"], ratio(med[s, "ka"], med.get(("nginx", "ka")))))
-            cells.append("%.0f%s" % (reviews[s, "ka"], ratio(reviews[s, "ka"], reviews.get(("nginx", "ka")))))
+            cells.append(cell("%.1f", med[s, "ka"], med.get(("nginx", "ka"))))
+            cells.append(cell("%.0f", reviews[s, "ka"],
+                              reviews.get(("nginx", "ka"))))
         else:
             cells += ["", ""]
         if open_loop:
-            cells.append("%.1f%s" % (med[s, "1k"], ratio(med[s, "1k"], med.get(("nginx", "1k")))))
-            lat = median_latency(open_loop["lat"]) if open_loop["lat"] else None
+            cells.append(cell("%.1f", med[s, "1k"], med.get(("nginx", "1k"))))
+            lat = open_loop["lat"] and median_latency(open_loop["lat"])
             cells.append("%.0f / %.0f / %.0f" % lat if lat else "")
         else:
             cells += ["", ""]
         print("| " + " | ".join(cells) + " |")
     bracketed = [p for p in paces.values() if "before" in p and "after" in p]
     changed = sum(1 for p in bracketed
-                  if max(p["before"], p["after"]) > PACE_CHANGE * min(p["before"], p["after"]))
+                  if max(p.values()) > PACE_CHANGE * min(p.values()))
     print()
-    print("Medians over rounds; (×) = ratio to nginx. CPU pace measured around "
-          "%d turns: it changed within %d of them." % (len(bracketed), changed)
-          if bracketed else "Medians over rounds; (×) = ratio to nginx. No pace measured.")
+    print("Medians over rounds; (×) = ratio to nginx. " +
+          ("CPU pace measured around %d turns: it changed within %d of them."
+           % (len(bracketed), changed) if bracketed else "No pace measured."))
 
 
 if __name__ == "__main__":
