@@ -134,7 +134,7 @@ test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
 	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN) \
-		$(CHECKONLY_BIN) $(PACE_BIN)
+		$(CHECKONLY_BIN) $(BENCH_BIN)
 	@for b in topogate topogate-certgen topogate-kubewatch; do \
 		readelf -d $(BUILD)/$$b | grep -q BIND_NOW || \
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
@@ -142,10 +142,12 @@ test: test-deps fuzz-deps
 	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
 		$(NOPARSE_BIN) $(CHECKONLY_BIN) test/e2e/review-plain.json \
 		$(wildcard $(SHARED)/bench/fixtures/*.json)
-	@$(PACE_BIN) test/e2e/review-plain.json 3 | grep -Eqx '[0-9]+' && \
-		! $(PACE_BIN) Makefile 3 2>/dev/null && echo "ok - cpu_pace" || \
-		{ echo "not ok - cpu_pace: no time for a review, or one for a" \
-			"file that is not JSON"; exit 1; }
+	@$(BENCH_BIN) -n 3 -b 1 -m read test/e2e/review-plain.json | \
+		grep -q '"read_ns":[1-9]' && \
+		! $(BENCH_BIN) -m read Makefile 2>/dev/null && \
+		echo "ok - decide_bench -m read (turns.sh's pace)" || \
+		{ echo "not ok - decide_bench -m read: no time for a review's" \
+			"parse, or one for a file that is not a review"; exit 1; }
 	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample.txt 5 | \
 		diff -u test/bench/turns-sample.md - && echo "ok - turns_table" || \
 		{ echo "not ok - turns_table: not the table of turns-sample.txt"; \
@@ -282,16 +284,6 @@ $(CHECKONLY_BIN): test/bench/checkonly_review.c test/bench/kept_tree.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out %.h webhook/jsonread.c,$^) \
 		$(LIBS)
-
-# How fast a CPU parses a review right now (test/bench/cpu_pace.c): the
-# many-core bench's turns are read against it.
-PACE_BIN = $(BUILD)/bench/cpu_pace
-
-$(PACE_BIN): test/bench/cpu_pace.c test/bench/bench_time.h \
-		$(BUILD)/webhook/jsonread.o $(BUILD)/webhook/jsonarena.o \
-		$(BUILD)/webhook/jsoncheck.o $(BUILD)/webhook/file.o
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c %.o,$^) -lcjson $(HARDEN)
 
 bench: bench-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)

@@ -13,7 +13,7 @@
 # test/bench/noparse_review.c) and topogate-checkonly (such a body is only
 # checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
 # SERVERS, once test/bench/instruments-check.sh has passed them; and
-# cpu_pace, which turns.sh runs around each turn (test/bench/cpu_pace.c). The
+# decide_bench, whose parse turns.sh times around each turn. The
 # bundle's copy of drive.py learns a server "topogate-new" (port 8451,
 # probes 8452, on --tg-null-cpu, its log to a file like topogate's).
 # Then, on the many-core machine, from the project root:
@@ -37,7 +37,7 @@ new=build/ab/topogate
 [ "${FLOOR:-0}" = 1 ] && new=build/ab/bench/topogate-floor
 instruments=(floor noparse checkonly)
 make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogate-}" \
-	build/ab/bench/cpu_pace
+	build/ab/bench/decide_bench
 # The instruments must measure what they say (a new way into the review
 # had made the floor a second topogate from the eighth round to the tenth).
 "$repo/test/bench/instruments-check.sh" "$repo/build/ab/topogate" \
@@ -45,7 +45,7 @@ make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogat
 	"$SHARED"/bench/fixtures/*.json
 cp "$repo/$new" "$D/bin/topogate-new"
 cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
-	"$repo/build/ab/bench/cpu_pace" "$D/bin/"
+	"$repo/build/ab/bench/decide_bench" "$D/bin/"
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]

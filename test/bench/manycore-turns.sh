@@ -10,8 +10,9 @@
 # rounds; figures in $OUT/turns.txt, one line per server, test and round,
 # and their medians and ratios to nginx in $OUT/turns.md.
 # (The machine has no PMU to count cache misses with: no "cpu" in
-# /sys/bus/event_source/devices.) With bin/cpu_pace there (manycore-ab.sh
-# puts it), each turn is bracketed by "pace" lines: see pace() below.
+# /sys/bus/event_source/devices.) With bin/decide_bench there
+# (manycore-ab.sh puts it), each turn is bracketed by "pace" lines: see
+# pace() below.
 #   SRV_CPU=2 LOAD_CPU=8 CLIENT_CPUS=8-11 RATE=1000 DUR=6 FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -93,14 +94,16 @@ measure() { # NAME TEST ROUND
 	}'
 }
 
-# The CPU's pace (bin/cpu_pace: the fixture's parse, median ns) just
-# before and after a server's turn: the device's CPUs switch between two
-# paces on their own, often within a turn, so this flags a turn's pace
-# (both ends alike or not); it cannot sort turns into two clean sets.
+# The CPU's pace (the fixture's parse by decide_bench -m read: 300
+# parses, the median of 10 batches, ns) just before and after a server's
+# turn: the device's CPUs switch between two paces on their own, often
+# within a turn, so this flags a turn's pace (both ends alike or not); it
+# cannot sort turns into two clean sets.
 pace() { # NAME ROUND WHEN
-	[ -x "$here/bin/cpu_pace" ] || return 0
+	[ -x "$here/bin/decide_bench" ] || return 0
 	printf 'r%s pace %-14s %-6s %s ns\n' "$2" "$1" "$3" \
-		"$(taskset -c "$cpu" cpu_pace "$fx" "${PACE_PARSES:-300}")"
+		"$(taskset -c "$cpu" decide_bench -n 30 -b 10 -m read "$fx" |
+			sed -n 's/.*"read_ns":\([0-9]*\).*/\1/p')"
 }
 
 read -r -a servers <<<"${SERVERS:-topogate topogate-new nginx}"
