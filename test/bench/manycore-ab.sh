@@ -21,6 +21,8 @@
 #   build/benchbundle/probe.sh    # per thread and per syscall, $OUT/probe.txt
 #   build/benchbundle/same.sh     # both builds in turn on one CPU, $OUT/same.txt
 #   build/benchbundle/turns.sh    # builds and nginx in turn on one CPU, $OUT/turns.txt
+#   build/benchbundle/together.sh # builds and nginx at once on one CPU, $OUT/together.txt
+#   build/benchbundle/neighbours.sh # does a busy CPU slow another one?
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 D=${1:-$repo/build/benchbundle}
@@ -73,8 +75,12 @@ cp "$repo/test/bench/manycore-ab-run.sh" "$D/ab.sh"
 cp "$repo/test/bench/manycore-probe.sh" "$D/probe.sh"
 cp "$repo/test/bench/manycore-same.sh" "$D/same.sh"
 cp "$repo/test/bench/manycore-turns.sh" "$D/turns.sh"
+cp "$repo/test/bench/manycore-together.sh" "$D/together.sh"
+cp "$repo/test/bench/manycore-servers.sh" "$D/servers.sh"
+cp "$repo/test/bench/manycore-neighbours.sh" "$D/neighbours.sh"
 cp "$repo/test/bench/turns_table.py" "$D/turns-table.py"
-chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh" "$D/turns.sh"
+chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh" "$D/turns.sh" "$D/together.sh" \
+	"$D/neighbours.sh"
 # strace for probe.sh's system call counts, with the libraries it loads.
 if command -v strace >/dev/null; then
 	cp "$(command -v strace)" "$D/bin/"

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""The table of one manycore-turns.sh run.
+"""The table of one manycore-turns.sh or manycore-together.sh run.
 
     turns_table.py TURNS_TXT [DUR]
 
-Reads what build/benchbundle/turns.sh wrote ($OUT/turns.txt) and prints a
-markdown table: per server, the median over rounds of its CPU per review
-kept alive and at the open-loop rate, its reviews/s kept alive (DUR: the
-seconds of each test, from the file's "# turns" line when it has one, 6
-when not), the medians of its latency percentiles at that rate, and each
-figure's ratio to nginx's when nginx ran. Then how many turns the CPU's
-pace changed in ("pace" lines: manycore-turns.sh's pace()), since a turn
-whose pace changed ran partly at the other one.
+Reads what build/benchbundle/turns.sh or together.sh wrote
+($OUT/turns.txt, $OUT/together.txt) and prints a markdown table: per
+server, the median over rounds of its CPU per review kept alive and at
+the open-loop rate, its reviews/s kept alive (DUR: the seconds of each
+test, from the file's first line when it has one, 6 when not), the
+medians of its latency percentiles at that rate, and each figure's ratio
+to nginx's when nginx ran: the ratio of the medians, then ("paired") the
+median of each round's own ratio, the figure for servers that ran at the
+same moments (together.sh). Then how many turns the CPU's pace changed in
+("pace" lines: pace() in manycore-servers.sh), since a turn whose pace
+changed ran partly at the other one.
 """
 import re
 import statistics
@@ -26,7 +29,7 @@ def read(path):
     runs, paces, header = {}, {}, {}
     for line in open(path):
         f = line.split()
-        if line.startswith("# turns"):
+        if line.startswith(("# turns", "# together")):
             header = dict(kv.split("=", 1) for kv in f[2:] if "=" in kv)
             continue
         if len(f) < 4 or not f[0].startswith("r"):
@@ -38,8 +41,10 @@ def read(path):
                      " ".join(f[3:]))
         if f[1] not in ("ka", "1k") or m is None:
             continue
-        run = runs.setdefault((f[2], f[1]), {"cpu": [], "n": [], "lat": []})
+        run = runs.setdefault((f[2], f[1]),
+                              {"cpu": [], "n": [], "lat": [], "round": {}})
         run["cpu"].append(float(m.group(2)))
+        run["round"][f[0]] = float(m.group(2))
         run["n"].append(int(m.group(1)))
         lat = re.search(r"p50 (\d+) p99 (\d+) p99\.9 (\d+) us", line)
         if lat:
@@ -47,9 +52,23 @@ def read(path):
     return runs, paces, header
 
 
-def cell(fmt, value, floor):
-    """value as fmt, with its ratio to nginx's (floor) when nginx ran."""
-    return fmt % value + (" (%.2f×)" % (value / floor) if floor else "")
+def cell(fmt, value, floor, paired=None):
+    """value as fmt, with its ratio to nginx's (floor) when nginx ran, and
+    the median of the rounds' own ratios (paired) when given."""
+    if not floor:
+        return fmt % value
+    if paired is None:
+        return fmt % value + " (%.2f×)" % (value / floor)
+    return fmt % value + " (%.2f×; paired %.2f×)" % (value / floor, paired)
+
+
+def paired_ratio(run, floor):
+    """The median over the rounds both ran of run's CPU over floor's."""
+    rounds = sorted(set(run["round"]) & set(floor["round"]))
+    if not rounds:
+        return None
+    return statistics.median(run["round"][r] / floor["round"][r]
+                             for r in rounds)
 
 
 def median_latency(lats):
@@ -65,6 +84,13 @@ def main():
     dur = float(sys.argv[2] if len(sys.argv) > 2 else header.get("DUR", 6))
     rate = header.get("RATE", "1000")
     servers = sorted({s for s, _ in runs}, key=lambda s: (s == "nginx", s))
+
+    def paired(server, test):
+        floor = runs.get(("nginx", test))
+        if floor is None or server == "nginx":
+            return None
+        return paired_ratio(runs[server, test], floor)
+
     med = {k: statistics.median(v["cpu"]) for k, v in runs.items()}
     reviews = {k: statistics.median(v["n"]) / dur for k, v in runs.items()}
     print("| server | rounds | CPU µs a review kept alive "
@@ -75,13 +101,15 @@ def main():
         ka, open_loop = runs.get((s, "ka")), runs.get((s, "1k"))
         cells = [s, str(len(ka["cpu"]) if ka else len(open_loop["cpu"]))]
         if ka:
-            cells.append(cell("%.1f", med[s, "ka"], med.get(("nginx", "ka"))))
+            cells.append(cell("%.1f", med[s, "ka"], med.get(("nginx", "ka")),
+                              paired(s, "ka")))
             cells.append(cell("%.0f", reviews[s, "ka"],
                               reviews.get(("nginx", "ka"))))
         else:
             cells += ["", ""]
         if open_loop:
-            cells.append(cell("%.1f", med[s, "1k"], med.get(("nginx", "1k"))))
+            cells.append(cell("%.1f", med[s, "1k"], med.get(("nginx", "1k")),
+                              paired(s, "1k")))
             lat = open_loop["lat"] and median_latency(open_loop["lat"])
             cells.append("%.0f / %.0f / %.0f" % lat if lat else "")
         else:
