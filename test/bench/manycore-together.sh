@@ -26,7 +26,9 @@
 # column, the median of each round's ratio to nginx, is the figure this
 # run is for). With bin/decide_bench, each round is bracketed by "pace"
 # lines as in turns.sh.
-#   SRV_CPU=2 CLIENTS="8-11 12-15" RATE=1000 DUR=5 ROUNDS=6 FX=p4d-training.json
+# TESTS ("ka 1k") picks the tests.
+#   SRV_CPU=2 CLIENTS="8-11 12-15" TESTS="ka 1k" RATE=1000 DUR=5 ROUNDS=6
+#   FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib PATH=$here/bin:$PATH
@@ -79,7 +81,7 @@ for r in $(seq "${ROUNDS:-6}"); do
 		fi
 		pids[i]=$PID stops[i]=${MASTER:-$PID}
 	done
-	for t in ka 1k; do measure_all "$t" "$r"; done
+	for t in ${TESTS:-ka 1k}; do measure_all "$t" "$r"; done
 	for p in "${stops[@]}"; do stop "$p"; done
 	pace all "$r" after
 done 2>&1 | tee -a "$res/together.txt"
