@@ -20,11 +20,17 @@ json_string(const cJSON *obj, const char *key)
     return string_of(json_get(obj, key));
 }
 
+static bool
+is_null(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_NULL;
+}
+
 /* A value that says something: a null is no more than an absent key. */
 static const cJSON *
 present(const cJSON *v)
 {
-    return cJSON_IsNull(v) ? NULL : v;
+    return is_null(v) ? NULL : v;
 }
 
 const cJSON *
@@ -38,27 +44,37 @@ pod_resource(const cJSON *container, const char *resource)
     return v;
 }
 
-const char *
-pod_null_quantity(const cJSON *container, const char *resource)
+/* pod_count() of the value pod_resource() found. */
+static enum count_status
+count_of(const cJSON *v, long *out)
 {
-    const cJSON *res = json_get(container, "resources");
-    static const char *const maps[] = {"limits", "requests"};
-
-    for (size_t i = 0; i < 2; i++)
-        if (cJSON_IsNull(json_get(json_get(res, maps[i]), resource)))
-            return maps[i];
-    return NULL;
+    *out = 0;
+    if (v == NULL)
+        return COUNT_ABSENT;
+    return quantity_count(v, out) == 0 ? COUNT_OK : COUNT_INVALID;
 }
 
 enum count_status
 pod_count(const cJSON *container, const char *resource, long *out)
 {
-    const cJSON *v = pod_resource(container, resource);
+    return count_of(pod_resource(container, resource), out);
+}
 
-    *out = 0;
-    if (v == NULL)
-        return COUNT_ABSENT;
-    return quantity_count(v, out) == 0 ? COUNT_OK : COUNT_INVALID;
+struct pod_quantity
+pod_quantity(const cJSON *container, const char *resource)
+{
+    const cJSON *res = json_get(container, "resources");
+    const cJSON *limit = json_get(json_get(res, "limits"), resource);
+    const cJSON *request = json_get(json_get(res, "requests"), resource);
+    struct pod_quantity q = {
+        .value = present(limit) != NULL ? limit : present(request),
+        .null_map = is_null(limit)     ? "limits"
+                    : is_null(request) ? "requests"
+                                       : NULL,
+    };
+
+    q.status = count_of(q.value, &q.count);
+    return q;
 }
 
 bool

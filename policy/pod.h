@@ -29,10 +29,19 @@ enum count_status pod_count(const cJSON *container, const char *resource,
 const cJSON *pod_resource(const cJSON *container, const char *resource);
 
 /*
- * Where the container's resource is a null: "limits", else "requests";
- * NULL when neither map holds a null for it.
+ * What pod_count() and pod_resource() say of one resource of a container,
+ * and where it is a null, from one look at each of its maps: for a caller
+ * that needs more than one of them.
  */
-const char *pod_null_quantity(const cJSON *container, const char *resource);
+struct pod_quantity {
+    enum count_status status; /* pod_count() */
+    long count;               /* its *out */
+    const cJSON *value;       /* pod_resource() */
+    const char *null_map;     /* "limits" when a null there, else
+                                 "requests" when one there, else NULL */
+};
+
+struct pod_quantity pod_quantity(const cJSON *container, const char *resource);
 
 /* A native sidecar: an init container with restartPolicy Always. */
 bool pod_is_sidecar(const cJSON *init_container);

@@ -40,25 +40,24 @@ is_true(const char *s)
  * Counts one resource in a container, remembering the first bad value
  * and the first null.
  */
-static long
+static struct pod_quantity
 count_or_note(const cJSON *c, const char *resource, struct workload *w)
 {
-    const char *null_map = pod_null_quantity(c, resource);
-    long n;
+    struct pod_quantity q = pod_quantity(c, resource);
 
-    if (pod_count(c, resource, &n) == COUNT_INVALID && !w->bad_value) {
+    if (q.status == COUNT_INVALID && !w->bad_value) {
         w->bad_container = json_string(c, "name");
-        w->bad_value = pod_resource(c, resource);
+        w->bad_value = q.value;
         w->bad_resource = resource;
     }
-    if (null_map && !w->null_container) {
+    if (q.null_map && !w->null_container) {
         const char *name = json_string(c, "name");
         w->null_container = name ? name : "?";
         w->null_resource = resource;
-        w->null_map = null_map;
-        w->null_other = pod_resource(c, resource);
+        w->null_map = q.null_map;
+        w->null_other = q.value;
     }
-    return n;
+    return q;
 }
 
 /*
@@ -73,13 +72,16 @@ read_resources(const cJSON *pod, struct workload *w)
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
-        running += count_or_note(c, RESOURCE_GPU, w);
-        w->efa += count_or_note(c, RESOURCE_EFA, w);
-        w->efa_named = w->efa_named || pod_resource(c, RESOURCE_EFA) != NULL;
+        struct pod_quantity efa;
+
+        running += count_or_note(c, RESOURCE_GPU, w).count;
+        efa = count_or_note(c, RESOURCE_EFA, w); /* after: the first noted */
+        w->efa += efa.count;
+        w->efa_named = w->efa_named || efa.value != NULL;
     }
     cJSON_ArrayForEach(c, spec_field(pod, "initContainers"))
     {
-        long n = count_or_note(c, RESOURCE_GPU, w);
+        long n = count_or_note(c, RESOURCE_GPU, w).count;
         if (pod_is_sidecar(c))
             running += n;
         else if (n > init_max)

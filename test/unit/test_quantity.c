@@ -23,21 +23,29 @@ count(const char *json, long *out)
     return rc;
 }
 
-/* pod_count() on one container's resources, as JSON. */
+/*
+ * pod_quantity() on one container's resources, as JSON; pod_count() and
+ * pod_resource() must say the same of them.
+ */
 static enum count_status
 container_count(const char *resources, long *out, const char **null_map)
 {
     char json[512];
     cJSON *c;
-    enum count_status st;
+    struct pod_quantity q;
+    long n = -1;
 
     snprintf(json, sizeof(json), "{\"name\":\"c\",\"resources\":%s}",
              resources);
     c = cJSON_Parse(json);
-    st = pod_count(c, "nvidia.com/gpu", out);
-    *null_map = pod_null_quantity(c, "nvidia.com/gpu");
+    q = pod_quantity(c, "nvidia.com/gpu");
+    CHECK_INT(pod_count(c, "nvidia.com/gpu", &n), q.status);
+    CHECK_INT(n, q.count);
+    CHECK(pod_resource(c, "nvidia.com/gpu") == q.value);
+    *out = q.count;
+    *null_map = q.null_map;
     cJSON_Delete(c);
-    return st;
+    return q.status;
 }
 
 /*
@@ -138,6 +146,18 @@ main(void)
     CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":\"2\"}}",
                               &n, &null_map),
               COUNT_OK);
+    CHECK(null_map == NULL);
+    CHECK_INT(container_count("{\"requests\":{\"nvidia.com/gpu\":null}}", &n,
+                              &null_map),
+              COUNT_ABSENT);
+    CHECK_STR(null_map, "requests");
+    CHECK_INT(container_count("{\"limits\":{\"nvidia.com/gpu\":\"1.5\"},"
+                              "\"requests\":{\"nvidia.com/gpu\":null}}",
+                              &n, &null_map),
+              COUNT_INVALID);
+    CHECK_INT(n, 0);
+    CHECK_STR(null_map, "requests");
+    CHECK_INT(container_count("{}", &n, &null_map), COUNT_ABSENT);
     CHECK(null_map == NULL);
     CHECK_DONE();
 }
