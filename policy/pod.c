@@ -20,6 +20,7 @@ json_string(const cJSON *obj, const char *key)
     return string_of(json_get(obj, key));
 }
 
+/* cJSON_IsNull() without a call into the library. */
 static bool
 is_null(const cJSON *v)
 {

@@ -12,8 +12,7 @@
 #   PROBE_CPUS="2 5" SAMPLES=5 FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$here/lib PATH=$here/bin:$PATH
-fx=$here/fixtures/${FX:-p4d-training.json}
+# shellcheck source=test/bench/manycore-servers.sh # the bundle's servers.sh
 . "$here/servers.sh"
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

@@ -1,15 +1,18 @@
-# shellcheck shell=bash disable=SC2154 # the caller sets here, cpu, work, dur, fx
+# shellcheck shell=bash disable=SC2154 # the caller sets here, cpu, work, dur
 # Sourced by the bundle's turns.sh, together.sh and neighbours.sh (put
-# there by test/bench/manycore-ab.sh): each server of a run started on
-# the CPU $cpu, stopped, and its CPU time read; the loads; the CPU's pace.
-# Needs here (the bundle's root), and for the servers cpu and work (a
-# scratch directory), for the loads dur and fx.
+# there by test/bench/manycore-ab.sh): the bundle's programs on PATH and
+# the fixture FX (p4d-training.json) as fx; each server of a run started
+# on the CPU $cpu, stopped, and its CPU time read; the loads; the CPU's
+# pace. Needs here (the bundle's root), and for the servers cpu and work
+# (a scratch directory), for the loads dur.
+export LD_LIBRARY_PATH=$here/lib PATH=$here/bin:$PATH
+fx=$here/fixtures/${FX:-p4d-training.json}
 crt=$here/certs/ecdsa/tls.crt key=$here/certs/ecdsa/tls.key
 
 # A build from bin/ (NAME) serving on PORT, its probes on PROBE_PORT.
 # Sets PID; MASTER stays empty (no master process).
-start_topogate() { # NAME [PORT] [PROBE_PORT]
-	local port=${2:-8445} probe=${3:-8448}
+start_topogate() { # NAME PORT PROBE_PORT
+	local port=$2 probe=$3
 	taskset -c "$cpu" "$here/bin/$1" serve --listen "127.0.0.1:$port" \
 		--probe-listen "127.0.0.1:$probe" --tls-cert "$crt" --tls-key "$key" \
 		2>"$work/$1.log" &
@@ -22,8 +25,8 @@ start_topogate() { # NAME [PORT] [PROBE_PORT]
 
 # nginx answering its canned review on PORT. Sets MASTER, and PID to its
 # one worker, the process that serves.
-start_nginx() { # [PORT]
-	local port=${1:-8445} run=$work/nginx-${1:-8445}
+start_nginx() { # PORT
+	local port=$1 run=$work/nginx-$1
 	mkdir -p "$run"
 	python3 - "$here/nginx" "$run" "$crt" "$key" "127.0.0.1:$port" <<'PY'
 import sys
@@ -46,21 +49,20 @@ PY
 	done
 }
 
-stop() { # [MASTER or PID]: the server started last, or the one named
-	local p=${1:-${MASTER:-$PID}}
-	kill -TERM "$p" 2>/dev/null
-	wait "$p" 2>/dev/null
+stop() { # MASTER, or PID where there is none
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
 }
 
 # A server's time on a CPU in microseconds, all its threads (schedstat).
-cpu_us() { # [PID]
-	cat /proc/"${1:-$PID}"/task/*/schedstat |
+cpu_us() { # PID
+	cat /proc/"$1"/task/*/schedstat |
 		awk '{ns += $1} END {printf "%.0f", ns / 1000}'
 }
 
 # One load on the server at PORT for $dur s from CLIENT_CPUS, into OUT:
 # kept alive at saturation (ka: wrk, 4 threads, 32 connections) or open
-# loop at RATE (1,000)/s (1k: openloop, kept connections). Needs fx.
+# loop at RATE (1,000)/s (1k: openloop, kept connections).
 load() { # TEST PORT CLIENT_CPUS OUT
 	local url="https://127.0.0.1:$2/mutate?timeout=10s"
 	if [ "$1" = ka ]; then

@@ -31,13 +31,12 @@
 #   FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$here/lib PATH=$here/bin:$PATH
 res=${OUT:-/tmp/together-out}
 mkdir -p "$res"
-fx=$here/fixtures/${FX:-p4d-training.json}
 cpu=${SRV_CPU:-2}
 dur=${DUR:-5}
 work=$(mktemp -d)
+# shellcheck source=test/bench/manycore-servers.sh # the bundle's servers.sh
 . "$here/servers.sh"
 
 read -r -a servers <<<"${SERVERS:-topogate nginx}"

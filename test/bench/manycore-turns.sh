@@ -17,22 +17,21 @@
 #   SRV_CPU=2 LOAD_CPU=8 CLIENT_CPUS=8-11 RATE=1000 DUR=6 FX=p4d-training.json
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$here/lib PATH=$here/bin:$PATH
 res=${OUT:-/tmp/turns-out}
 mkdir -p "$res"
-fx=$here/fixtures/${FX:-p4d-training.json}
 cpu=${SRV_CPU:-2}
 dur=${DUR:-6}
 work=$(mktemp -d)
+# shellcheck source=test/bench/manycore-servers.sh # the bundle's servers.sh
 . "$here/servers.sh"
 
 # One test: the server's CPU time while the load runs, per review answered.
 measure() { # NAME TEST ROUND
 	local c0 c1 clients=${CLIENT_CPUS:-8-11}
 	[ "$2" = ka ] || clients=${LOAD_CPU:-8}
-	c0=$(cpu_us)
+	c0=$(cpu_us "$PID")
 	load "$2" 8445 "$clients" "$work/out"
-	c1=$(cpu_us)
+	c1=$(cpu_us "$PID")
 	report "$1" "$2" "$3" "$work/out" "$c0" "$c1"
 }
 
@@ -44,9 +43,9 @@ for r in $(seq "${ROUNDS:-3}"); do
 	for i in $(seq 0 $((${#servers[@]} - 1))); do
 		s=${servers[$(((i + r - 1) % ${#servers[@]}))]}
 		pace "$s" "$r" before
-		if [ "$s" = nginx ]; then start_nginx; else start_topogate "$s"; fi
+		if [ "$s" = nginx ]; then start_nginx 8445; else start_topogate "$s" 8445 8448; fi
 		for t in ka 1k; do measure "$s" "$t" "$r"; done
-		stop
+		stop "${MASTER:-$PID}"
 		pace "$s" "$r" after
 	done
 done 2>&1 | tee -a "$res/turns.txt"
