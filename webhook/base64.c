@@ -1,6 +1,7 @@
 /* base64.c - see base64.h. */
 #include "webhook/base64.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 static const char alphabet[] =
@@ -100,4 +101,13 @@ base64_encode(char *out, const unsigned char *in, size_t len)
 #endif
     w = encode_scalar(w, in, len);
     return (size_t)(w - out);
+}
+
+void
+base64_put(struct jsonout *o, const char *bytes, size_t len)
+{
+    if (len > (size_t)INT_MAX / 4 * 3 || !jsonout_reserve(o, BASE64_LEN(len)))
+        return;
+    o->len += base64_encode(o->buf + o->len, (const unsigned char *)bytes, len);
+    o->buf[o->len] = '\0';
 }

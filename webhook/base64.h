@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "policy/jsonout.h"
+
 /* The length of len bytes in base64. */
 #define BASE64_LEN(len) (((len) + 2) / 3 * 4)
 
@@ -15,5 +17,8 @@
  * BASE64_LEN(len) bytes (no NUL is written); returns that length.
  */
 size_t base64_encode(char *out, const unsigned char *in, size_t len);
+
+/* The base64 of len bytes, appended to o. */
+void base64_put(struct jsonout *o, const char *bytes, size_t len);
 
 #endif

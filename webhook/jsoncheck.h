@@ -1,6 +1,6 @@
 /*
- * jsoncheck.h - two checks of the review's parse (jsonread.h): UTF-8
- * sequences, and members named twice.
+ * jsoncheck.h - a check of the review's parse (jsonread.h): members
+ * named twice (UTF-8 sequences: policy/utf8.h).
  *
  * Of two members of one object with the same name cJSON finds the first,
  * Go's encoding/json keeps the last: a review with such an object is
@@ -18,12 +18,6 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-
-/*
- * The length of the UTF-8 sequence at s (1 to 4; at most avail bytes are
- * read), or 0 when it is not one (RFC 3629).
- */
-size_t jsoncheck_utf8(const unsigned char *s, size_t avail);
 
 /*
  * Whether no two of object's members begin with the same byte (a bit

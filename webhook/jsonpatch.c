@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "webhook/base64.h"
+
 /*
  * Each op is printed where it lies: the value straight from the decision's
  * tree, with no copy into a patch tree first.
@@ -40,6 +42,6 @@ jsonpatch_base64(const char *bytes, size_t len)
 {
     struct jsonout o = {0};
 
-    jsonout_base64(&o, bytes, len);
+    base64_put(&o, bytes, len);
     return jsonout_take(&o, NULL);
 }

@@ -11,7 +11,8 @@
 
 #include "webhook/jsonarena.h"
 #include "webhook/jsoncheck.h"
-#include "webhook/jsonstops.h"
+#include "policy/jsonstops.h"
+#include "policy/utf8.h"
 
 #define DEPTH_MAX CJSON_NESTING_LIMIT
 /* cJSON read at most 63 bytes of a number; encoding/json writes <= 24. */
@@ -100,7 +101,7 @@ unexpected(struct reader *r, const unsigned char *at, const char *what)
         return malformed(r, at, what);
     if (*at < 0x20 && *at != '\t' && *at != '\n' && *at != '\r')
         return control_character(r, at);
-    if (*at >= 0x80 && jsoncheck_utf8(at, (size_t)(r->end - at)) == 0)
+    if (*at >= 0x80 && utf8_length(at, (size_t)(r->end - at)) == 0)
         return bad_utf8(r, at);
     return malformed(r, at, what);
 }
@@ -348,7 +349,7 @@ string_end(struct reader *r, const unsigned char *q, bool *escaped)
             else if ((q = escape_end(r, q)) == NULL)
                 return NULL;
         } else if (*q >= 0x80) {
-            size_t n = jsoncheck_utf8(q, (size_t)(end - q));
+            size_t n = utf8_length(q, (size_t)(end - q));
 
             if (n == 0) {
                 bad_utf8(r, q);

@@ -15,9 +15,10 @@
 #include <cjson/cJSON.h>
 
 #include "jsonpatch.h"
+#include "webhook/base64.h"
 #include "webhook/jsonarena.h"
 #include "webhook/jsonread.h"
-#include "webhook/jsonout.h"
+#include "policy/jsonout.h"
 #include "policy/decide.h"
 #include "policy/pod.h"
 #include "policy/strbuf.h"
@@ -154,7 +155,7 @@ add_patch(struct jsonout *o, const struct decision *d)
         return;
     }
     jsonout_lit(o, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-    jsonout_base64(o, patch.buf, patch.len);
+    base64_put(o, patch.buf, patch.len);
     jsonout_lit(o, "\"");
     jsonout_free(&patch);
 }

@@ -11,7 +11,7 @@
 
 #include "test/unit/check.h"
 #include "webhook/jsonarena.h"
-#include "webhook/jsonout.h"
+#include "policy/jsonout.h"
 
 /*
  * Every ASCII byte but NUL, in a string: the escapes must be cJSON's.

@@ -1,6 +1,6 @@
 /*
  * utf8_reference.h - RFC 3629 computed from the bits, byte by byte: the
- * reference the UTF-8 readers under test (jsoncheck_utf8(), jsonread's
+ * reference the UTF-8 readers under test (utf8_length(), jsonread's
  * strings) are compared with. Included by the unit tests that use it.
  */
 #ifndef TOPOGATE_UTF8_REFERENCE_H

@@ -1,7 +1,8 @@
 /*
  * jsonstops.h - where a plain run of JSON string text ends, 8 bytes at a
- * time: shared by the reader (jsonread.c), which looks for a string's
- * end, and the writer (jsonout.c), which copies what needs no escape.
+ * time: shared by the reader (webhook/jsonread.c), which looks for a
+ * string's end, and the writer (jsonout.c), which copies what needs no
+ * escape.
  */
 #ifndef TOPOGATE_JSONSTOPS_H
 #define TOPOGATE_JSONSTOPS_H

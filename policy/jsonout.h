@@ -70,9 +70,6 @@ void jsonout_int(struct jsonout *o, long n);
  */
 void jsonout_value(struct jsonout *o, const cJSON *value);
 
-/* The base64 (RFC 4648, padded, no line breaks) of len bytes. */
-void jsonout_base64(struct jsonout *o, const char *bytes, size_t len);
-
 char *jsonout_take(struct jsonout *o, size_t *len);
 void jsonout_free(struct jsonout *o);
 

@@ -1,5 +1,5 @@
 /* jsonout.c - see jsonout.h. */
-#include "webhook/jsonout.h"
+#include "policy/jsonout.h"
 
 #include <limits.h>
 #include <math.h>
@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "policy/decimal.h"
-#include "webhook/base64.h"
-#include "webhook/jsoncheck.h"
-#include "webhook/jsonstops.h"
+#include "policy/jsonstops.h"
+#include "policy/utf8.h"
 
 /* A review's response is one to two KB. */
 #define JSONOUT_FIRST 4096
@@ -97,7 +96,7 @@ jsonout_string(struct jsonout *o, const char *s)
             continue;
         }
         if (c >= 0x80) {
-            size_t k = jsoncheck_utf8(in, (size_t)(end - in));
+            size_t k = utf8_length(in, (size_t)(end - in));
 
             if (k == 0) {
                 memcpy(w, "\\ufffd", 6);
@@ -248,15 +247,6 @@ jsonout_value(struct jsonout *o, const cJSON *value)
         return;
     }
     put_value(o, value, 0);
-}
-
-void
-jsonout_base64(struct jsonout *o, const char *bytes, size_t len)
-{
-    if (len > (size_t)INT_MAX / 4 * 3 || !jsonout_reserve(o, BASE64_LEN(len)))
-        return;
-    o->len += base64_encode(o->buf + o->len, (const unsigned char *)bytes, len);
-    o->buf[o->len] = '\0';
 }
 
 char *
