@@ -41,7 +41,7 @@ patch_json(const struct decision *d)
 
     for (size_t i = 0; arr && i < d->n_ops; i++) {
         cJSON *op = cJSON_CreateObject();
-        cJSON *v = cJSON_Duplicate(d->ops[i].value, true);
+        cJSON *v = cJSON_Parse(d->ops[i].value);
         if (op == NULL || !cJSON_AddItemToArray(arr, op) || v == NULL ||
             !cJSON_AddStringToObject(
                 op, "op", d->ops[i].kind == OP_REPLACE ? "replace" : "add") ||

@@ -46,26 +46,17 @@ would_patch(const struct decision *d)
 
     strbuf_puts(&sb, "[");
     for (i = 0; i < d->n_ops; i++) {
-        cJSON *op = cJSON_CreateObject();
-        char *text;
+        struct jsonout op = {0};
 
-        /* Printed by cJSON: a path or value is escaped as JSON wants. */
-        cJSON_AddStringToObject(op, "op", d->ops[i].kind == OP_REPLACE
-                                              ? "replace"
-                                              : "add");
-        cJSON_AddStringToObject(op, "path", d->ops[i].path);
-        cJSON_AddItemToObject(op, "value",
-                              cJSON_Duplicate(d->ops[i].value, true));
-        text = json_text(op);
-        cJSON_Delete(op);
-        if (text == NULL)
-            break;
-        if (sb.len + strlen(text) + 32 > DECISION_WOULD_MAX) {
-            free(text);
+        decision_print_op(&op, &d->ops[i]);
+        if (op.failed || sb.len + op.len + 32 > DECISION_WOULD_MAX) {
+            jsonout_free(&op);
             break;
         }
-        strbuf_printf(&sb, "%s%s", i ? "," : "", text);
-        free(text);
+        if (i > 0)
+            strbuf_puts(&sb, ",");
+        strbuf_add(&sb, op.buf, op.len);
+        jsonout_free(&op);
     }
     if (i < d->n_ops)
         strbuf_printf(&sb, "%s\"... %zu more ops\"", i ? "," : "",

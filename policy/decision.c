@@ -36,7 +36,7 @@ decision_drop_ops(struct decision *d)
 {
     for (size_t i = 0; i < d->n_ops; i++) {
         cJSON_free(d->ops[i].path);
-        cJSON_Delete(d->ops[i].value);
+        cJSON_free(d->ops[i].value);
     }
     d->n_ops = 0;
 }
@@ -53,6 +53,7 @@ decision_free(struct decision *d)
     free(d->warnings);
     decision_drop_ops(d);
     cJSON_free(d->ops);
+    jsonout_free(&d->value);
     decision_init(d);
 }
 
@@ -106,58 +107,6 @@ decision_warn(struct decision *d, const char *fmt, ...)
     return 0;
 }
 
-/* Appends an op; takes path (malloc'd, may be NULL: out of memory) and value. */
-static int
-append_op_owned(struct decision *d, enum op_kind kind, char *path, cJSON *value)
-{
-    if (value == NULL || path == NULL)
-        goto fail;
-    if (d->n_ops == d->cap_ops) {
-        size_t cap = d->cap_ops ? 2 * d->cap_ops : 8;
-        struct op *grown = cJSON_malloc(cap * sizeof(*grown));
-
-        if (grown == NULL)
-            goto fail;
-        if (d->n_ops > 0)
-            memcpy(grown, d->ops, d->n_ops * sizeof(*grown));
-        cJSON_free(d->ops);
-        d->ops = grown;
-        d->cap_ops = cap;
-    }
-    d->ops[d->n_ops].kind = kind;
-    d->ops[d->n_ops].path = path;
-    d->ops[d->n_ops].value = value;
-    d->n_ops++;
-    return 0;
-fail:
-    cJSON_free(path);
-    cJSON_Delete(value);
-    return -1;
-}
-
-static int
-append_op(struct decision *d, enum op_kind kind, const char *path, cJSON *value)
-{
-    size_t n = strlen(path) + 1;
-    char *copy = cJSON_malloc(n);
-
-    if (copy != NULL)
-        memcpy(copy, path, n);
-    return append_op_owned(d, kind, copy, value);
-}
-
-int
-decision_add(struct decision *d, const char *path, cJSON *value)
-{
-    return append_op(d, OP_ADD, path, value);
-}
-
-int
-decision_replace(struct decision *d, const char *path, cJSON *value)
-{
-    return append_op(d, OP_REPLACE, path, value);
-}
-
 int
 decision_deny(struct decision *d, const char *fmt, ...)
 {
@@ -206,11 +155,99 @@ path_at(const char *prefix, const char *key)
     return path;
 }
 
+struct jsonout *
+decision_value(struct decision *d)
+{
+    d->value.len = 0;
+    d->value.failed = false;
+    return &d->value;
+}
+
+/* Appends an op of the value written; takes path (from cJSON_malloc(),
+ * may be NULL: out of memory). */
+static int
+append_op(struct decision *d, enum op_kind kind, char *path)
+{
+    const struct jsonout *v = &d->value;
+    char *value = NULL;
+
+    if (path == NULL || v->failed || v->len == 0 ||
+        (value = cJSON_malloc(v->len + 1)) == NULL)
+        goto fail;
+    memcpy(value, v->buf, v->len + 1);
+    if (d->n_ops == d->cap_ops) {
+        size_t cap = d->cap_ops ? 2 * d->cap_ops : 8;
+        struct op *grown = cJSON_malloc(cap * sizeof(*grown));
+
+        if (grown == NULL)
+            goto fail;
+        if (d->n_ops > 0)
+            memcpy(grown, d->ops, d->n_ops * sizeof(*grown));
+        cJSON_free(d->ops);
+        d->ops = grown;
+        d->cap_ops = cap;
+    }
+    d->ops[d->n_ops++] = (struct op){kind, path, value, v->len};
+    return 0;
+fail:
+    cJSON_free(path);
+    cJSON_free(value);
+    return -1;
+}
+
+int
+decision_add_value(struct decision *d, const char *prefix, const char *key)
+{
+    return append_op(d, OP_ADD, path_at(prefix, key));
+}
+
+int
+decision_replace_value(struct decision *d, const char *path)
+{
+    return append_op(d, OP_REPLACE, path_at(path, NULL));
+}
+
+/* value's text as the next op's value (NULL fails it); value deleted. */
+static void
+write_value(struct decision *d, cJSON *value)
+{
+    jsonout_value(decision_value(d), value);
+    cJSON_Delete(value);
+}
+
+int
+decision_add(struct decision *d, const char *path, cJSON *value)
+{
+    write_value(d, value);
+    return decision_add_value(d, path, NULL);
+}
+
+int
+decision_replace(struct decision *d, const char *path, cJSON *value)
+{
+    write_value(d, value);
+    return decision_replace_value(d, path);
+}
+
 int
 decision_add_at(struct decision *d, cJSON *value, const char *prefix,
                 const char *key)
 {
-    return append_op_owned(d, OP_ADD, path_at(prefix, key), value);
+    write_value(d, value);
+    return decision_add_value(d, prefix, key);
+}
+
+void
+decision_print_op(struct jsonout *o, const struct op *op)
+{
+    if (op->kind == OP_REPLACE)
+        jsonout_lit(o, "{\"op\":\"replace\",\"path\":");
+    else
+        jsonout_lit(o, "{\"op\":\"add\",\"path\":");
+    jsonout_string(o, op->path);
+    jsonout_lit(o, ",\"value\":");
+    jsonout_raw(o, op->value, op->value_len);
+    jsonout_lit(o, "}");
 }
 
 char *

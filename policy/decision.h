@@ -1,9 +1,9 @@
 /*
  * decision.h - what decide() returns: plain data, no I/O.
  *
- * A decision owns its strings, warnings and ops (each op owns its cJSON
- * value). decision_free() releases them; the struct itself is the
- * caller's, typically on the stack, zeroed by decision_init().
+ * A decision owns its strings, warnings and ops. decision_free() releases
+ * them; the struct itself is the caller's, typically on the stack, zeroed
+ * by decision_init().
  */
 #ifndef TOPOGATE_DECISION_H
 #define TOPOGATE_DECISION_H
@@ -12,6 +12,8 @@
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
+
+#include "policy/jsonout.h"
 
 /* The most of an audit-mode patch kept for the log and annotation. */
 #define DECISION_WOULD_MAX 2048
@@ -37,12 +39,16 @@ enum op_kind { OP_ADD, OP_REPLACE };
 /*
  * An op's path, like its value and the ops array, comes from cJSON's
  * allocator (cJSON_malloc()): where the caller reads a review in an arena
- * (webhook/jsonarena.h), all of a decision's patch goes with it.
+ * (webhook/jsonarena.h), all of a decision's patch goes with it. The
+ * value is kept as the JSON text the patch will carry: a patch is a
+ * dozen small values, and building them as cJSON trees only to print
+ * them cost more than writing them.
  */
 struct op {
     enum op_kind kind;
-    char *path; /* RFC 6901 pointer, already escaped */
-    cJSON *value;
+    char *path;  /* RFC 6901 pointer, already escaped */
+    char *value; /* compact JSON text */
+    size_t value_len;
 };
 
 struct decision {
@@ -64,7 +70,8 @@ struct decision {
     size_t n_warnings;
     struct op *ops;
     size_t n_ops;
-    size_t cap_ops; /* ops allocated */
+    size_t cap_ops;       /* ops allocated */
+    struct jsonout value; /* the next op's value, as it is written */
 };
 
 void decision_init(struct decision *d);
@@ -78,14 +85,29 @@ void decision_drop_ops(struct decision *d);
 int decision_warn(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Appends an op; takes value even on failure. 0 or -1. */
+/*
+ * The next op's value, emptied: write one JSON value into it (jsonout.h),
+ * then make the op of it with decision_add_value() or
+ * decision_replace_value().
+ */
+struct jsonout *decision_value(struct decision *d);
+
+/* An "add" of the value written, at prefix + "/" + key, the key escaped
+ * per RFC 6901 ("nvidia.com/gpu" -> "nvidia.com~1gpu"); key may be NULL.
+ * 0, or -1 out of memory (the value's too). */
+int decision_add_value(struct decision *d, const char *prefix,
+                       const char *key);
+int decision_replace_value(struct decision *d, const char *path);
+
+/* The same with a cJSON value, printed into the op and deleted (also on
+ * failure): for values of the user's shape. 0 or -1. */
 int decision_add(struct decision *d, const char *path, cJSON *value);
 int decision_replace(struct decision *d, const char *path, cJSON *value);
-
-/* decision_add() at prefix + "/" + key, the key escaped per RFC 6901
- * ("nvidia.com/gpu" -> "nvidia.com~1gpu"); key may be NULL. */
 int decision_add_at(struct decision *d, cJSON *value, const char *prefix,
                     const char *key);
+
+/* One op as JSON Patch text: {"op":"add","path":"...","value":...}. */
+void decision_print_op(struct jsonout *o, const struct op *op);
 
 /* Denies with this message (403), replacing any; printf-style. 0 or -1. */
 int decision_deny(struct decision *d, const char *fmt, ...)

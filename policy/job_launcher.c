@@ -94,17 +94,17 @@ added_entries(const struct decision *scratch)
     cJSON *all = cJSON_CreateArray();
 
     for (size_t i = 0; all && i < scratch->n_ops; i++) {
-        const cJSON *one = scratch->ops[i].value, *entry;
+        /* Adding an item fails only for a NULL one: a failed parse. */
+        cJSON *one = cJSON_Parse(scratch->ops[i].value), *entry;
+        if (one == NULL)
+            goto oom;
         if (!cJSON_IsArray(one)) {
-            if (!cJSON_AddItemToArray(all, cJSON_Duplicate(one, true)))
-                goto oom;
+            cJSON_AddItemToArray(all, one);
             continue;
         }
-        cJSON_ArrayForEach(entry, one)
-        {
-            if (!cJSON_AddItemToArray(all, cJSON_Duplicate(entry, true)))
-                goto oom;
-        }
+        while ((entry = cJSON_DetachItemFromArray(one, 0)) != NULL)
+            cJSON_AddItemToArray(all, entry);
+        cJSON_Delete(one);
     }
     return all;
 oom:
@@ -248,10 +248,10 @@ apply(struct decision *scratch, const struct admission *req, bool trainjob,
         return 0;
     if (!trainjob && mode != MODE_AUDIT) {
         for (size_t i = 0; rc == 0 && i < scratch->n_ops; i++) {
-            struct op *o = &scratch->ops[i];
-            rc = o->kind == OP_ADD ? decision_add(d, o->path, o->value)
-                                   : decision_replace(d, o->path, o->value);
-            o->value = NULL; /* d owns it now, or freed it */
+            const struct op *o = &scratch->ops[i];
+            jsonout_raw(decision_value(d), o->value, o->value_len);
+            rc = o->kind == OP_ADD ? decision_add_value(d, o->path, NULL)
+                                   : decision_replace_value(d, o->path);
         }
         return rc;
     }

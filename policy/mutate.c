@@ -25,25 +25,47 @@
 
 /* --- helpers ------------------------------------------------------------ */
 
-/* Appends each item of an array: whole array when absent, else "-". */
-static int
-append_all(struct decision *d, const cJSON *existing, cJSON *items,
-           const char *path)
-{
-    int rc = 0;
+/* Writes one item of an array (its JSON text) into v. */
+typedef void put_item(struct jsonout *v, const void *item);
 
-    if (items == NULL)
-        return -1;
-    if (cJSON_GetArraySize(items) == 0) {
-        cJSON_Delete(items);
+/*
+ * n items into the pod's array at path: an op each at "-" where the pod
+ * has the array, else one op that adds the array of them.
+ */
+static int
+append_all(struct decision *d, const cJSON *existing, const char *path,
+           put_item *put, const void *const *items, size_t n)
+{
+    struct jsonout *v;
+
+    if (n == 0)
+        return 0;
+    if (cJSON_IsArray(existing)) {
+        for (size_t k = 0; k < n; k++) {
+            put(decision_value(d), items[k]);
+            if (decision_add_value(d, path, "-") < 0)
+                return -1;
+        }
         return 0;
     }
-    if (!cJSON_IsArray(existing))
-        return decision_add_at(d, items, path, NULL);
-    while (rc == 0 && cJSON_GetArraySize(items) > 0)
-        rc = decision_add_at(d, cJSON_DetachItemFromArray(items, 0), path, "-");
-    cJSON_Delete(items);
-    return rc;
+    v = decision_value(d);
+    jsonout_lit(v, "[");
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0)
+            jsonout_lit(v, ",");
+        put(v, items[k]);
+    }
+    jsonout_lit(v, "]");
+    return decision_add_value(d, path, NULL);
+}
+
+/* {"key": then the value; the caller closes it with "}". */
+static void
+put_key(struct jsonout *v, const char *key)
+{
+    jsonout_lit(v, "{");
+    jsonout_string(v, key);
+    jsonout_lit(v, ":");
 }
 
 static long
@@ -136,27 +158,35 @@ set_resource(struct decision *d, const cJSON *c, int i, const char *resource,
     const cJSON *res = json_get(c, "resources");
     const cJSON *requests = json_get(res, "requests");
     char prefix[96], count[DECIMAL_MAX];
+    struct jsonout *v = decision_value(d);
 
     decimal_write(count, value);
     pointer_index(prefix, sizeof(prefix), "/spec/containers", i, "/resources");
-    if (!cJSON_IsObject(res))
-        return decision_add_at(
-            d, json_wrap("limits", json_wrap(resource, cJSON_CreateString(count))),
-            prefix, NULL);
+    if (!cJSON_IsObject(res)) {
+        jsonout_lit(v, "{\"limits\":");
+        put_key(v, resource);
+        jsonout_string(v, count);
+        jsonout_lit(v, "}}");
+        return decision_add_value(d, prefix, NULL);
+    }
     if (!cJSON_IsObject(json_get(res, "limits"))) {
-        if (decision_add_at(d, json_wrap(resource, cJSON_CreateString(count)),
-                            prefix, "limits") < 0)
+        put_key(v, resource);
+        jsonout_string(v, count);
+        jsonout_lit(v, "}");
+        if (decision_add_value(d, prefix, "limits") < 0)
             return -1;
     } else {
         strcat(prefix, "/limits");
-        if (decision_add_at(d, cJSON_CreateString(count), prefix, resource) < 0)
+        jsonout_string(v, count);
+        if (decision_add_value(d, prefix, resource) < 0)
             return -1;
         prefix[strlen(prefix) - strlen("/limits")] = '\0';
     }
     if (cJSON_IsObject(requests) &&
         (json_get(requests, RESOURCE_GPU) || json_get(requests, resource))) {
         strcat(prefix, "/requests");
-        return decision_add_at(d, cJSON_CreateString(count), prefix, resource);
+        jsonout_string(decision_value(d), count);
+        return decision_add_value(d, prefix, resource);
     }
     return 0;
 }
@@ -293,21 +323,17 @@ patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
     if (cJSON_IsFalse(v) && !override)
         return decision_warn(d, "pod keeps hostIPC: false; NCCL cannot use "
                                 "shared memory with other pods on the node");
-    return decision_add_at(d, cJSON_CreateTrue(), "/spec/hostIPC", NULL);
+    jsonout_lit(decision_value(d), "true");
+    return decision_add_value(d, "/spec/hostIPC", NULL);
 }
 
-static cJSON *
-toleration(const char *key)
+/* put_item: the toleration of the taint keyed key (a string). */
+static void
+put_toleration(struct jsonout *v, const void *key)
 {
-    cJSON *t = cJSON_CreateObject();
-
-    if (!cJSON_AddStringToObject(t, "key", key) ||
-        !cJSON_AddStringToObject(t, "operator", "Exists") ||
-        !cJSON_AddStringToObject(t, "effect", "NoSchedule")) {
-        cJSON_Delete(t);
-        return NULL;
-    }
-    return t;
+    jsonout_lit(v, "{\"key\":");
+    jsonout_string(v, key);
+    jsonout_lit(v, ",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}");
 }
 
 /*
@@ -321,19 +347,15 @@ patch_tolerations(const cJSON *spec, const struct match *m,
 {
     const cJSON *have = json_get(spec, "tolerations");
     const char *keys[] = {RESOURCE_GPU, t->efa > 0 ? t->nic : NULL};
-    cJSON *adds = cJSON_CreateArray();
+    const void *adds[2];
+    size_t n = 0;
 
-    if (adds == NULL)
-        return -1;
     for (size_t i = 0; i < 2; i++) {
         struct taint taint = {keys[i], NULL, "NoSchedule"};
-        if (keys[i] && !match_tolerates(m, &taint) &&
-            !cJSON_AddItemToArray(adds, toleration(keys[i]))) {
-            cJSON_Delete(adds);
-            return -1;
-        }
+        if (keys[i] && !match_tolerates(m, &taint))
+            adds[n++] = keys[i];
     }
-    return append_all(d, have, adds, "/spec/tolerations");
+    return append_all(d, have, "/spec/tolerations", put_toleration, adds, n);
 }
 
 /* --- /dev/shm ---------------------------------------------------------------
@@ -427,14 +449,32 @@ check_user_shm(const cJSON *spec, const cJSON *c, const cJSON *mount,
     return 0;
 }
 
+/* put_item: our memory-backed volume, of the size given (a string). */
+static void
+put_shm_volume(struct jsonout *v, const void *size)
+{
+    jsonout_lit(v, "{\"name\":\"" SHM_VOLUME "\",\"emptyDir\":"
+                   "{\"medium\":\"Memory\",\"sizeLimit\":");
+    jsonout_string(v, size);
+    jsonout_lit(v, "}}");
+}
+
+/* put_item: its mount (item unused). */
+static void
+put_shm_mount(struct jsonout *v, const void *unused)
+{
+    (void)unused;
+    jsonout_lit(v, "{\"name\":\"" SHM_VOLUME "\",\"mountPath\":\"" SHM_PATH
+                   "\"}");
+}
+
 static int
 patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
 {
     const cJSON *containers = json_get(spec, "containers"), *c, *m;
     bool need_volume = false;
-    cJSON *vol, *ed;
     char *size;
-    int i = 0;
+    int i = 0, rc;
 
     cJSON_ArrayForEach(c, containers)
     {
@@ -451,41 +491,24 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
         goto mounts;
     if ((size = shm_size(spec, t)) == NULL)
         return -1;
-    vol = cJSON_CreateObject();
-    ed = cJSON_CreateObject();
-    if (!cJSON_AddStringToObject(vol, "name", SHM_VOLUME) ||
-        !cJSON_AddStringToObject(ed, "medium", "Memory") ||
-        !cJSON_AddStringToObject(ed, "sizeLimit", size) ||
-        !cJSON_AddItemToObject(vol, "emptyDir", ed)) {
-        free(size);
-        cJSON_Delete(ed);
-        cJSON_Delete(vol);
-        return -1;
-    }
+    rc = append_all(d, json_get(spec, "volumes"), "/spec/volumes",
+                    put_shm_volume, (const void *[]){size}, 1);
     free(size);
-    if (append_all(d, json_get(spec, "volumes"), json_one_item(vol),
-                   "/spec/volumes") < 0)
+    if (rc < 0)
         return -1;
 mounts:
     cJSON_ArrayForEach(c, containers)
     {
         char path[64];
-        cJSON *mount;
 
         if (container_gpus(c) == 0 || shm_mount(c)) {
             i++;
             continue;
         }
-        mount = cJSON_CreateObject();
-        if (!cJSON_AddStringToObject(mount, "name", SHM_VOLUME) ||
-            !cJSON_AddStringToObject(mount, "mountPath", SHM_PATH)) {
-            cJSON_Delete(mount);
-            return -1;
-        }
         pointer_index(path, sizeof(path), "/spec/containers", i,
                       "/volumeMounts");
-        if (append_all(d, json_get(c, "volumeMounts"), json_one_item(mount), path) <
-            0)
+        if (append_all(d, json_get(c, "volumeMounts"), path, put_shm_mount,
+                       (const void *[]){NULL}, 1) < 0)
             return -1;
         i++;
     }
@@ -516,8 +539,8 @@ patch_ipc_lock(const cJSON *c, int i, struct decision *d)
     const cJSON *sc = json_get(c, "securityContext");
     const cJSON *caps = json_get(sc, "capabilities");
     const cJSON *adds = json_get(caps, "add");
+    struct jsonout *v = decision_value(d);
     char path[96];
-    cJSON *v;
 
     if (has_capability(adds, IPC_LOCK))
         return 0;
@@ -525,31 +548,33 @@ patch_ipc_lock(const cJSON *c, int i, struct decision *d)
                   "/securityContext");
     if (cJSON_IsArray(adds)) {
         strcat(path, "/capabilities/add/-");
-        return decision_add_at(d, cJSON_CreateString(IPC_LOCK), path, NULL);
+        jsonout_lit(v, "\"" IPC_LOCK "\"");
+        return decision_add_value(d, path, NULL);
     }
-    v = cJSON_CreateString(IPC_LOCK);
     if (cJSON_IsObject(caps)) {
         strcat(path, "/capabilities");
-        return decision_add_at(d, json_one_item(v), path, "add");
+        jsonout_lit(v, "[\"" IPC_LOCK "\"]");
+        return decision_add_value(d, path, "add");
     }
-    if (cJSON_IsObject(sc))
-        return decision_add_at(d, json_wrap("add", json_one_item(v)), path,
-                               "capabilities");
-    return decision_add_at(d, json_wrap("capabilities", json_wrap("add", json_one_item(v))),
-                           path, NULL);
+    if (cJSON_IsObject(sc)) {
+        jsonout_lit(v, "{\"add\":[\"" IPC_LOCK "\"]}");
+        return decision_add_value(d, path, "capabilities");
+    }
+    jsonout_lit(v, "{\"capabilities\":{\"add\":[\"" IPC_LOCK "\"]}}");
+    return decision_add_value(d, path, NULL);
 }
 
-static cJSON *
-env_entry(const struct env_var *e)
+/* put_item: an env entry of a struct env_var. */
+static void
+put_env_entry(struct jsonout *v, const void *item)
 {
-    cJSON *o = cJSON_CreateObject();
+    const struct env_var *e = item;
 
-    if (!cJSON_AddStringToObject(o, "name", e->name) ||
-        !cJSON_AddStringToObject(o, "value", e->value)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
+    jsonout_lit(v, "{\"name\":");
+    jsonout_string(v, e->name);
+    jsonout_lit(v, ",\"value\":");
+    jsonout_string(v, e->value);
+    jsonout_lit(v, "}");
 }
 
 static int
@@ -580,7 +605,8 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
           bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
-    cJSON *adds;
+    const void *adds[TARGET_MAX_ENV];
+    size_t n_adds = 0;
     char path[200];
 
     if (t->n_env == 0)
@@ -592,8 +618,6 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
                              "no env to it",
                              name);
     pointer_join(path, sizeof(path), cpath, "/env");
-    if ((adds = cJSON_CreateArray()) == NULL)
-        return -1;
     for (size_t k = 0; k < t->n_env; k++) {
         const struct env_var *e = t->env[k];
         const cJSON *have = pod_env(c, e->name);
@@ -603,8 +627,7 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
         if (!env_applies(e, efa))
             continue;
         if (have == NULL) {
-            if (!cJSON_AddItemToArray(adds, env_entry(e)))
-                goto oom;
+            adds[n_adds++] = e;
             continue;
         }
         if (value && strcmp(value, e->value) == 0)
@@ -612,20 +635,19 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
         if (override) {
             /* The whole entry: a valueFrom must go too. */
             pointer_index(at, sizeof(at), path, env_index(c, have), NULL);
-            if (decision_replace(d, at, env_entry(e)) < 0)
-                goto oom;
+            put_env_entry(decision_value(d), e);
+            if (decision_replace_value(d, at) < 0)
+                return -1;
         } else if (decision_warn(d,
                                  "container '%s' keeps %s=%s (topogate would "
                                  "set %s on %s)",
                                  name, e->name, value ? value : "<valueFrom>",
                                  e->value, t->name) < 0) {
-            goto oom;
+            return -1;
         }
     }
-    return append_all(d, json_get(c, "env"), adds, path);
-oom:
-    cJSON_Delete(adds);
-    return -1;
+    return append_all(d, json_get(c, "env"), path, put_env_entry, adds,
+                      n_adds);
 }
 
 int

@@ -5,10 +5,6 @@
 
 #include "webhook/base64.h"
 
-/*
- * Each op is printed where it lies: the value straight from the decision's
- * tree, with no copy into a patch tree first.
- */
 void
 jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n)
 {
@@ -16,14 +12,7 @@ jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
             jsonout_lit(o, ",");
-        if (ops[i].kind == OP_REPLACE)
-            jsonout_lit(o, "{\"op\":\"replace\",\"path\":");
-        else
-            jsonout_lit(o, "{\"op\":\"add\",\"path\":");
-        jsonout_string(o, ops[i].path);
-        jsonout_lit(o, ",\"value\":");
-        jsonout_value(o, ops[i].value);
-        jsonout_lit(o, "}");
+        decision_print_op(o, &ops[i]);
     }
     jsonout_lit(o, "]");
 }

@@ -29,7 +29,8 @@ test_paths(void)
     CHECK_INT(d.n_ops, 5);
     CHECK_STR(d.ops[0].path,
               "/spec/containers/0/resources/limits/vpc.amazonaws.com~1efa");
-    CHECK_STR(d.ops[0].value->valuestring, "4");
+    CHECK_STR(d.ops[0].value, "\"4\"");
+    CHECK_INT(d.ops[0].value_len, 3);
     /* The prefix is a pointer already: only the key is escaped. */
     CHECK_STR(d.ops[1].path, "/spec/a~b/x~0~1y~1~1~0");
     CHECK_STR(d.ops[2].path, "/spec/hostIPC");
@@ -39,6 +40,39 @@ test_paths(void)
     /* A value that could not be made: the op is not added. */
     CHECK_INT(decision_add_at(&d, NULL, "/spec", "x"), -1);
     CHECK_INT(d.n_ops, 5);
+    /* ... and the next one is. */
+    CHECK_INT(decision_add_at(&d, cJSON_CreateFalse(), "/spec", "y"), 0);
+    CHECK_STR(d.ops[5].value, "false");
+    decision_free(&d);
+}
+
+/* Values written as text: the op carries them as they were written. */
+static void
+test_value_text(void)
+{
+    struct decision d;
+    struct jsonout *v, out = {0};
+
+    decision_init(&d);
+    v = decision_value(&d);
+    jsonout_lit(v, "{\"name\":");
+    jsonout_string(v, "a\"b");
+    jsonout_lit(v, "}");
+    CHECK_INT(decision_add_value(&d, "/spec/env", "-"), 0);
+    jsonout_lit(decision_value(&d), "[1]");
+    CHECK_INT(decision_replace_value(&d, "/spec/x~1y"), 0);
+    /* Nothing written is no value: no op. */
+    decision_value(&d);
+    CHECK_INT(decision_add_value(&d, "/spec", "z"), -1);
+    CHECK_INT(d.n_ops, 2);
+    decision_print_op(&out, &d.ops[0]);
+    jsonout_lit(&out, ",");
+    decision_print_op(&out, &d.ops[1]);
+    CHECK_STR(out.buf, "{\"op\":\"add\",\"path\":\"/spec/env/-\","
+                       "\"value\":{\"name\":\"a\\\"b\"}},"
+                       "{\"op\":\"replace\",\"path\":\"/spec/x~1y\","
+                       "\"value\":[1]}");
+    jsonout_free(&out);
     decision_free(&d);
 }
 
@@ -60,7 +94,7 @@ test_many(void)
     CHECK_STR(d.ops[0].path, "/p/k0");
     CHECK(d.ops[1].kind == OP_REPLACE);
     CHECK_STR(d.ops[1332].path, "/p/k999");
-    CHECK_INT(d.ops[1333].value->valueint, 999);
+    CHECK_STR(d.ops[1333].value, "999");
     decision_free(&d);
     CHECK_INT(d.n_ops, 0);
 }
@@ -101,6 +135,7 @@ int
 main(void)
 {
     test_paths();
+    test_value_text();
     test_many();
     test_pointer_text();
     CHECK_DONE();
