@@ -75,24 +75,46 @@ container_gpus(const cJSON *c)
     return pod_count(c, RESOURCE_GPU, &n) == COUNT_OK ? n : 0;
 }
 
-/* The app container that holds the most GPUs (the first of equals). */
-static int
-main_gpu_container(const cJSON *containers)
+/*
+ * The GPU count of each container, read once: the patches ask it of every
+ * container several times, and each read is four look-ups and a parse.
+ * The first GPUS_KEPT are kept; any container past them is read again
+ * where asked.
+ */
+#define GPUS_KEPT 8
+
+struct gpus {
+    long of[GPUS_KEPT];
+    int main; /* the container that holds the most (the first of equals),
+                 or -1 */
+};
+
+static void
+read_gpus(const cJSON *containers, struct gpus *g)
 {
-    int best = -1, i = 0;
     long most = 0;
+    int i = 0;
     const cJSON *c;
 
+    g->main = -1;
     cJSON_ArrayForEach(c, containers)
     {
         long n = container_gpus(c);
+        if (i < GPUS_KEPT)
+            g->of[i] = n;
         if (n > most) {
             most = n;
-            best = i;
+            g->main = i;
         }
         i++;
     }
-    return best;
+}
+
+/* The GPU count of c, container i. */
+static long
+gpus_of(const struct gpus *g, int i, const cJSON *c)
+{
+    return i < GPUS_KEPT ? g->of[i] : container_gpus(c);
 }
 
 /* --- target --------------------------------------------------------------- */
@@ -225,11 +247,12 @@ mutate_efa_after(const struct workload *w, const struct target *t,
 }
 
 static int
-patch_efa(const cJSON *containers, const struct workload *w,
-          const struct target *t, bool override, struct decision *d)
+patch_efa(const cJSON *containers, const struct gpus *g,
+          const struct workload *w, const struct target *t, bool override,
+          struct decision *d)
 {
     long want = efa_share(w, t);
-    int main_i = main_gpu_container(containers);
+    int main_i = g->main;
     const char *nic = t->nic;
     const cJSON *c;
     int i = 0;
@@ -293,9 +316,14 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                  struct decision *d)
 {
     const cJSON *containers = json_get(json_get(pod, "spec"), "containers");
-    int main_i = main_gpu_container(containers);
-    const cJSON *c = cJSON_GetArrayItem(containers, main_i);
+    struct gpus g;
+    int main_i;
+    const cJSON *c;
     long extra;
+
+    read_gpus(containers, &g);
+    main_i = g.main;
+    c = cJSON_GetArrayItem(containers, main_i);
 
     if (t->gpus <= 0 || main_i < 0 || w->gpus >= t->gpus)
         return 0;
@@ -305,7 +333,8 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                              "topogate.io/whole-node: container '%s' has "
                              "no " RESOURCE_GPU " limit to raise",
                              json_string(c, "name"));
-    if (set_resource(d, c, main_i, RESOURCE_GPU, container_gpus(c) + extra) < 0)
+    if (set_resource(d, c, main_i, RESOURCE_GPU,
+                     gpus_of(&g, main_i, c) + extra) < 0)
         return -1;
     w->gpus = t->gpus;
     return warn_idle_gpus(c, t->gpus, d);
@@ -396,16 +425,17 @@ volume_named(const cJSON *spec, const char *name)
  * memory emptyDir to them. Returns an owned quantity string.
  */
 static char *
-shm_size(const cJSON *spec, const struct target *t)
+shm_size(const cJSON *spec, const struct gpus *g, const struct target *t)
 {
     const cJSON *c, *limit, *smallest = NULL;
     double best = (double)t->shm_bytes, v;
+    int i = 0;
 
     cJSON_ArrayForEach(c, json_get(spec, "containers"))
     {
         limit =
             json_get(json_get(json_get(c, "resources"), "limits"), "memory");
-        if (container_gpus(c) > 0 && quantity_json(limit, &v) == 0 &&
+        if (gpus_of(g, i++, c) > 0 && quantity_json(limit, &v) == 0 &&
             v < best) {
             best = v;
             smallest = limit;
@@ -469,7 +499,8 @@ put_shm_mount(struct jsonout *v, const void *unused)
 }
 
 static int
-patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
+patch_shm(const cJSON *spec, const struct gpus *g, const struct target *t,
+          struct decision *d)
 {
     const cJSON *containers = json_get(spec, "containers"), *c, *m;
     bool need_volume = false;
@@ -478,7 +509,7 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
 
     cJSON_ArrayForEach(c, containers)
     {
-        if (container_gpus(c) == 0)
+        if (gpus_of(g, i++, c) == 0)
             continue;
         if ((m = shm_mount(c)) != NULL) {
             if (check_user_shm(spec, c, m, t, d) < 0)
@@ -489,7 +520,7 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
     }
     if (!need_volume || volume_named(spec, SHM_VOLUME))
         goto mounts;
-    if ((size = shm_size(spec, t)) == NULL)
+    if ((size = shm_size(spec, g, t)) == NULL)
         return -1;
     rc = append_all(d, json_get(spec, "volumes"), "/spec/volumes",
                     put_shm_volume, (const void *[]){size}, 1);
@@ -497,11 +528,12 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
     if (rc < 0)
         return -1;
 mounts:
+    i = 0;
     cJSON_ArrayForEach(c, containers)
     {
         char path[64];
 
-        if (container_gpus(c) == 0 || shm_mount(c)) {
+        if (gpus_of(g, i, c) == 0 || shm_mount(c)) {
             i++;
             continue;
         }
@@ -658,6 +690,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     const cJSON *spec = json_get(pod, "spec");
     const cJSON *containers = json_get(spec, "containers"), *c;
     long efa = mutate_efa_after(w, t, in, override);
+    struct gpus g;
     int i = 0;
 
     /* GKE multi-networking: the NICs come by a pod annotation naming the
@@ -668,17 +701,18 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                          "topogate patches none",
                       t->name, t->nic_annotation) < 0)
         return -1;
+    read_gpus(containers, &g);
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
-        (in->shm && patch_shm(spec, t, d) < 0) ||
+        (in->shm && patch_shm(spec, &g, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
-        (in->efa && patch_efa(containers, w, t, override, d) < 0))
+        (in->efa && patch_efa(containers, &g, w, t, override, d) < 0))
         return -1;
     cJSON_ArrayForEach(c, containers)
     {
         char cpath[64];
 
         pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
-        if (container_gpus(c) > 0) {
+        if (gpus_of(&g, i, c) > 0) {
             /* A launcher that runs ranks too (runLauncherAsNode) passes
              * the env on to those it starts on the other nodes. */
             if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||

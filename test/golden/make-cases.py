@@ -1335,6 +1335,22 @@ def _(n):
     }])
 
 
+# The GPU container tenth, after nine that hold none: past the counts
+# mutate.c keeps per container, its ops still name /spec/containers/9.
+@case("gpu-container-after-nine-sidecars-mutate")
+def _(n):
+    r = tj_2x8(n)
+    spec = r["request"]["object"]["spec"]
+    sfx = suffix_for(n)
+    spec["containers"] = [container(
+        "helper-%d" % i, "busybox:1.36", sfx,
+        command=["sleep", "infinity"],
+        resources={"limits": {"cpu": "10m", "memory": "16Mi"},
+                   "requests": {"cpu": "10m", "memory": "16Mi"}},
+    ) for i in range(9)] + spec["containers"]
+    return r
+
+
 @case("whole-node-annotation-fills-gpu")
 def _(n):
     return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,
