@@ -76,15 +76,16 @@ container_gpus(const cJSON *c)
 }
 
 /*
- * The GPU count of each container, read once: the patches ask it of every
- * container several times, and each read is four look-ups and a parse.
- * The first GPUS_KEPT are kept; any container past them is read again
- * where asked.
+ * What the patches ask of each container several times is read once: its
+ * GPU count (four look-ups and a parse; struct gpus) and whether it gets
+ * our /dev/shm mount (patch_shm()). For the first CONTAINERS_KEPT
+ * containers; any past them is read again where asked (the golden case
+ * gpu-container-after-nine-sidecars-mutate goes there).
  */
-#define GPUS_KEPT 8
+#define CONTAINERS_KEPT 8
 
 struct gpus {
-    long of[GPUS_KEPT];
+    long of[CONTAINERS_KEPT];
     int main; /* the container that holds the most (the first of equals),
                  or -1 */
 };
@@ -100,7 +101,7 @@ read_gpus(const cJSON *containers, struct gpus *g)
     cJSON_ArrayForEach(c, containers)
     {
         long n = container_gpus(c);
-        if (i < GPUS_KEPT)
+        if (i < CONTAINERS_KEPT)
             g->of[i] = n;
         if (n > most) {
             most = n;
@@ -114,7 +115,7 @@ read_gpus(const cJSON *containers, struct gpus *g)
 static long
 gpus_of(const struct gpus *g, int i, const cJSON *c)
 {
-    return i < GPUS_KEPT ? g->of[i] : container_gpus(c);
+    return i < CONTAINERS_KEPT ? g->of[i] : container_gpus(c);
 }
 
 /* --- target --------------------------------------------------------------- */
@@ -503,22 +504,27 @@ patch_shm(const cJSON *spec, const struct gpus *g, const struct target *t,
           struct decision *d)
 {
     const cJSON *containers = json_get(spec, "containers"), *c, *m;
+    uint64_t mounts = 0; /* of the first containers kept, those to mount */
     bool need_volume = false;
     char *size;
-    int i = 0, rc;
+    int i = -1, rc;
 
     cJSON_ArrayForEach(c, containers)
     {
-        if (gpus_of(g, i++, c) == 0)
+        if (gpus_of(g, ++i, c) == 0)
             continue;
         if ((m = shm_mount(c)) != NULL) {
             if (check_user_shm(spec, c, m, t, d) < 0)
                 return -1;
         } else {
             need_volume = true;
+            if (i < CONTAINERS_KEPT)
+                mounts |= (uint64_t)1 << i;
         }
     }
-    if (!need_volume || volume_named(spec, SHM_VOLUME))
+    if (!need_volume)
+        return 0;
+    if (volume_named(spec, SHM_VOLUME))
         goto mounts;
     if ((size = shm_size(spec, g, t)) == NULL)
         return -1;
@@ -532,8 +538,11 @@ mounts:
     cJSON_ArrayForEach(c, containers)
     {
         char path[64];
+        bool mount = i < CONTAINERS_KEPT
+                         ? (mounts >> i & 1) != 0
+                         : gpus_of(g, i, c) > 0 && !shm_mount(c);
 
-        if (gpus_of(g, i, c) == 0 || shm_mount(c)) {
+        if (!mount) {
             i++;
             continue;
         }
