@@ -2,11 +2,13 @@
  * jsonout.h - JSON text written straight into one growing buffer.
  *
  * The response to a review is a few fixed members around the uid, the
- * decision's strings and the patch: building a cJSON tree for it only to
- * print it cost more than deciding. Strings are escaped exactly as cJSON
- * prints them and values laid out as it lays them out (fractions printed
- * by cJSON itself), so the bytes are those cJSON_PrintUnformatted() gives
- * for the same document (test_webhook_jsonout compares them).
+ * decision's strings and the patch, and the patch a dozen small values
+ * the decision writes as it makes them (decision.h): building cJSON trees
+ * for them only to print them cost more than deciding. Strings are
+ * escaped exactly as cJSON prints them and values laid out as it lays
+ * them out (fractions printed by cJSON itself), so the bytes are those
+ * cJSON_PrintUnformatted() gives for the same document
+ * (test_webhook_jsonout compares them).
  *
  * A zeroed struct jsonout is empty and valid. After an allocation failure
  * it is marked failed and further writes do nothing: check once, at the
