@@ -42,22 +42,20 @@ static char *
 would_patch(const struct decision *d)
 {
     struct strbuf sb = {0};
+    struct jsonout op = {0}; /* one op's text at a time, one buffer */
     size_t i;
 
     strbuf_puts(&sb, "[");
     for (i = 0; i < d->n_ops; i++) {
-        struct jsonout op = {0};
-
+        jsonout_clear(&op);
         decision_print_op(&op, &d->ops[i]);
-        if (op.failed || sb.len + op.len + 32 > DECISION_WOULD_MAX) {
-            jsonout_free(&op);
+        if (op.failed || sb.len + op.len + 32 > DECISION_WOULD_MAX)
             break;
-        }
         if (i > 0)
             strbuf_puts(&sb, ",");
         strbuf_add(&sb, op.buf, op.len);
-        jsonout_free(&op);
     }
+    jsonout_free(&op);
     if (i < d->n_ops)
         strbuf_printf(&sb, "%s\"... %zu more ops\"", i ? "," : "",
                       d->n_ops - i);

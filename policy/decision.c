@@ -158,8 +158,7 @@ path_at(const char *prefix, const char *key)
 struct jsonout *
 decision_value(struct decision *d)
 {
-    d->value.len = 0;
-    d->value.failed = false;
+    jsonout_clear(&d->value);
     return &d->value;
 }
 

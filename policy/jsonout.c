@@ -267,6 +267,13 @@ jsonout_take(struct jsonout *o, size_t *len)
 }
 
 void
+jsonout_clear(struct jsonout *o)
+{
+    o->len = 0;
+    o->failed = false;
+}
+
+void
 jsonout_free(struct jsonout *o)
 {
     free(o->buf);

@@ -75,4 +75,7 @@ void jsonout_value(struct jsonout *o, const cJSON *value);
 char *jsonout_take(struct jsonout *o, size_t *len);
 void jsonout_free(struct jsonout *o);
 
+/* Empties o for the next text, keeping its buffer; a failure is forgotten. */
+void jsonout_clear(struct jsonout *o);
+
 #endif
