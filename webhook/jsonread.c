@@ -11,6 +11,7 @@
 
 #include "webhook/jsonarena.h"
 #include "webhook/jsoncheck.h"
+#include "webhook/jsonskim.h"
 #include "policy/jsonstops.h"
 #include "policy/utf8.h"
 
@@ -607,14 +608,33 @@ read_name(struct reader *r, const unsigned char *p, char **out)
 }
 
 /*
+ * A managedFields entry's "fieldsV1":{...} at p, checked whole by
+ * jsonskim.h: the byte after it, or NULL where that cannot vouch for it
+ * (p is then checked as any other member). open arrays and objects are
+ * open around it.
+ */
+HOT const unsigned char *
+skimmed_fields(const unsigned char *p, const unsigned char *end,
+               unsigned open)
+{
+    static const char name[] = "\"fieldsV1\":{";
+    const size_t n = sizeof(name) - 1;
+
+    if ((size_t)(end - p) < n || memcmp(p, name, n) != 0)
+        return NULL;
+    return jsonskim_fieldsv1(p + n - 1, end, DEPTH_MAX - open);
+}
+
+/*
  * Checks the value at p by the same rules as read_tree(), building
- * nothing: for managedFields, often half of a pod's text. depth arrays
- * and objects are open around it.
+ * nothing: for managedFields, often half of a pod's text, whose entries'
+ * fieldsV1 jsonskim.h checks a block at a time. depth arrays and objects
+ * are open around it.
  */
 static const unsigned char *
 skip_value(struct reader *r, const unsigned char *p, unsigned depth)
 {
-    const unsigned char *end = r->end;
+    const unsigned char *end = r->end, *skimmed;
     char closing[DEPTH_MAX]; /* the closing brackets still to come */
     unsigned open = 0;
 
@@ -642,6 +662,10 @@ value: /* a value at p */
     goto after;
 
 member: /* a member's name at p */
+    if ((skimmed = skimmed_fields(p, end, depth + open)) != NULL) {
+        p = skimmed;
+        goto after;
+    }
     if ((p = read_name(r, p, NULL)) == NULL)
         return NULL;
     /*

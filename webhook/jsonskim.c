@@ -1,0 +1,268 @@
+/*
+ * jsonskim.c - see jsonskim.h.
+ *
+ * The trie's grammar, with no spaces, is
+ *     object := '{' ( name ':' object ( ',' name ':' object )* )? '}'
+ * and each of its tokens allows one kind of byte after it: '{' a name or
+ * '}', a name ':', ':' '{', '}' ',' or '}', ',' a name. Those five rules
+ * and brackets that balance are the grammar: every byte outside the
+ * names is one of the four tokens, so each byte's predecessor is a token
+ * whose rule admits it, or the name it stands in. The rules are checked
+ * for 64 bytes at once with shifted masks (simdjson's stage 1 has the
+ * masks, Langdale and Lemire 2019); only the object's end is looked for
+ * bracket by bracket, and only in a block where it can be.
+ */
+#include "webhook/jsonskim.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SKIM_X86 1
+#endif
+
+#define BLOCK 64
+
+/* Inlined into each classifier's skim, so that each is compiled for its
+ * own instructions. */
+#define SKIM_INLINE static inline __attribute__((always_inline))
+
+/* Bit i is byte i of a block. */
+struct block {
+    uint64_t quote, backslash, open, close, colon, comma;
+    uint64_t odd; /* a control character or a byte >= 0x80 */
+};
+
+/* A block's classes a byte at a time: where there is no vector unit. */
+static void
+classify_bytes(const unsigned char *s, struct block *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < BLOCK; i++) {
+        uint64_t bit = (uint64_t)1 << i;
+
+        switch (s[i]) {
+        case '"': b->quote |= bit; break;
+        case '\\': b->backslash |= bit; break;
+        case '{': b->open |= bit; break;
+        case '}': b->close |= bit; break;
+        case ':': b->colon |= bit; break;
+        case ',': b->comma |= bit; break;
+        default:
+            if (s[i] < 0x20 || s[i] >= 0x80)
+                b->odd |= bit;
+        }
+    }
+}
+
+#ifdef SKIM_X86
+/* Bits of a 16-byte compare, placed at bit `at`. */
+#define BITS16(eq, at) ((uint64_t)(unsigned)_mm_movemask_epi8(eq) << (at))
+
+/* x86-64's baseline: 16 bytes a compare. */
+SKIM_INLINE void
+classify_sse2(const unsigned char *s, struct block *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < BLOCK; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+
+        b->quote |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), i);
+        b->backslash |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), i);
+        b->open |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8('{')), i);
+        b->close |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8('}')), i);
+        b->colon |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), i);
+        b->comma |= BITS16(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), i);
+        /* Signed: below 0x20, and 0x80 and up, in one compare. */
+        b->odd |= BITS16(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), i);
+    }
+}
+
+#define BITS32(eq, at)                                                      \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(eq) << (at))
+
+/* 32 bytes a compare, where the CPU has AVX2 (chosen as the skim runs). */
+__attribute__((target("avx2"))) SKIM_INLINE void
+classify_avx2(const unsigned char *s, struct block *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < BLOCK; i += 32) {
+        __m256i v =
+            _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+
+        b->quote |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')), i);
+        b->backslash |=
+            BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\')), i);
+        b->open |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('{')), i);
+        b->close |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('}')), i);
+        b->colon |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(':')), i);
+        b->comma |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(',')), i);
+        b->odd |= BITS32(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v), i);
+    }
+}
+#endif
+
+/* Bit i set where an odd number of x's bits stand at or below i. */
+SKIM_INLINE uint64_t
+prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/*
+ * The bytes of block b that break the trie's shape: a byte that is not
+ * ASCII text or a token, an escape of anything but '"', a token whose
+ * byte before is not one its rule admits. in_name: all ones when bit 0's
+ * byte leaves a name open; becomes the same for bit 63's. The tokens
+ * outside names go to *opens and *closes.
+ */
+SKIM_INLINE uint64_t
+misfits(const struct block *b, uint64_t *in_name, uint64_t *opens,
+        uint64_t *closes)
+{
+    uint64_t escaped = b->backslash << 1;
+    uint64_t quotes = b->quote & ~escaped;
+    /* Bit 0's quote was counted in the block before. */
+    uint64_t inside = prefix_xor(quotes & ~(uint64_t)1) ^ *in_name;
+    uint64_t outside = ~inside & ~quotes;
+    uint64_t name_open = quotes & inside, name_close = quotes & ~inside;
+    uint64_t open = b->open & outside, close = b->close & outside;
+    uint64_t colon = b->colon & outside, comma = b->comma & outside;
+    uint64_t bad = b->odd | (escaped & ~b->quote) |
+                   (outside & ~(open | close | colon | comma));
+
+    bad |= (name_open & ~((open | comma) << 1)) |
+           (colon & ~(name_close << 1)) | (open & ~(colon << 1)) |
+           (comma & ~(close << 1)) | (close & ~((open | close) << 1));
+    *in_name = (uint64_t)((int64_t)inside >> 63);
+    *opens = open;
+    *closes = close;
+    return bad;
+}
+
+/*
+ * Where in the block the object closes (its bit), or -1; *depth moves on.
+ * A leaf's "{}" leaves the depth as it was and is not counted: the
+ * brackets walked are the few that open or close a level. -2 where the
+ * object would open more than depth_room objects at once, a leaf inside
+ * counted.
+ */
+SKIM_INLINE int
+object_end(uint64_t opens, uint64_t closes, uint64_t first, unsigned *depth,
+           unsigned depth_room)
+{
+    uint64_t leaves = opens & closes >> 1 & ~first;
+    uint64_t events;
+    unsigned d = *depth;
+
+    opens &= ~leaves;
+    closes &= ~(leaves << 1);
+    for (events = opens | closes; events != 0; events &= events - 1) {
+        int at = __builtin_ctzll(events);
+
+        if (opens >> at & 1) {
+            if (++d >= depth_room)
+                return -2;
+        } else if (--d == 0) {
+            return at;
+        }
+    }
+    *depth = d;
+    return -1;
+}
+
+/*
+ * Blocks overlap by a byte: bit 0 is the byte before the block's own 63,
+ * so each token's rule is checked within one block, and only whether a
+ * name is open is carried. The first block's bit 0 is a ':' of its own,
+ * which p's '{' needs before it.
+ */
+SKIM_INLINE const unsigned char *
+skim(const unsigned char *p, const unsigned char *end, unsigned depth_room,
+     void (*classify)(const unsigned char *, struct block *))
+{
+    const unsigned char *q = p - 1; /* bit 0's byte */
+    uint64_t in_name = 0, first = 2; /* p's '{': never a leaf of its own */
+    unsigned depth = 0;
+    unsigned char copy[BLOCK];
+
+    if (p >= end || *p != '{')
+        return NULL;
+    for (; end - q > 1; q += BLOCK - 1, first = 0) {
+        const unsigned char *s = q;
+        struct block b;
+        uint64_t bad, opens, closes;
+        int at;
+
+        if (first != 0 || end - q < BLOCK) {
+            /* Past the text, bytes that fit no rule: the end is before. */
+            size_t own = (size_t)(end - q - 1);
+
+            memset(copy, 0x01, sizeof(copy));
+            copy[0] = first != 0 ? ':' : *q;
+            memcpy(copy + 1, q + 1, own < BLOCK - 1 ? own : BLOCK - 1);
+            s = copy;
+        }
+        classify(s, &b);
+        bad = misfits(&b, &in_name, &opens, &closes) & ~(uint64_t)1;
+        at = object_end(opens & ~(uint64_t)1, closes & ~(uint64_t)1, first,
+                        &depth, depth_room);
+        if (at == -2)
+            return NULL;
+        if (at >= 0) {
+            /* What follows the object is the caller's to check. */
+            uint64_t upto = at == BLOCK - 1 ? ~(uint64_t)0
+                                            : ((uint64_t)2 << at) - 1;
+
+            return (bad & upto) == 0 ? q + at + 1 : NULL;
+        }
+        if (bad != 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The skim with each classifier; unused: the one this machine needs is
+ * chosen below, the tests run them all. */
+__attribute__((unused)) static const unsigned char *
+skim_bytes(const unsigned char *p, const unsigned char *end,
+           unsigned depth_room)
+{
+    return skim(p, end, depth_room, classify_bytes);
+}
+
+#ifdef SKIM_X86
+static const unsigned char *
+skim_sse2(const unsigned char *p, const unsigned char *end,
+          unsigned depth_room)
+{
+    return skim(p, end, depth_room, classify_sse2);
+}
+
+__attribute__((target("avx2,bmi"))) static const unsigned char *
+skim_avx2(const unsigned char *p, const unsigned char *end,
+          unsigned depth_room)
+{
+    return skim(p, end, depth_room, classify_avx2);
+}
+#endif
+
+const unsigned char *
+jsonskim_fieldsv1(const unsigned char *p, const unsigned char *end,
+                  unsigned depth_room)
+{
+#ifdef SKIM_X86
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"))
+        return skim_avx2(p, end, depth_room);
+    return skim_sse2(p, end, depth_room);
+#else
+    return skim_bytes(p, end, depth_room);
+#endif
+}
