@@ -647,6 +647,8 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
 {
     const char *name = json_string(c, "name");
     const void *adds[TARGET_MAX_ENV];
+    const char *names[TARGET_MAX_ENV];
+    const cJSON *had[TARGET_MAX_ENV];
     size_t n_adds = 0;
     char path[200];
 
@@ -659,9 +661,12 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
                              "no env to it",
                              name);
     pointer_join(path, sizeof(path), cpath, "/env");
+    for (size_t k = 0; k < t->n_env; k++)
+        names[k] = t->env[k]->name;
+    pod_env_all(c, names, t->n_env, had);
     for (size_t k = 0; k < t->n_env; k++) {
         const struct env_var *e = t->env[k];
-        const cJSON *have = pod_env(c, e->name);
+        const cJSON *have = had[k];
         const char *value = json_string(have, "value");
         char at[220];
 

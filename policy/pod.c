@@ -1,6 +1,7 @@
 /* pod.c - see pod.h. */
 #include "pod.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,46 @@ const char *
 pod_env_value(const cJSON *container, const char *name)
 {
     return json_string(pod_env(container, name), "value");
+}
+
+/* A name's first byte, folded to 64, as a bit. */
+static uint64_t
+first_byte_bit(const char *name)
+{
+    return (uint64_t)1 << ((unsigned char)name[0] & 63);
+}
+
+void
+pod_env_all(const cJSON *container, const char *const *names, size_t n,
+            const cJSON **found)
+{
+    uint64_t firsts = 0; /* entries whose first byte is none of these are
+                            passed at a glance */
+    size_t left = 0;
+    const cJSON *e;
+
+    for (size_t k = 0; k < n; k++) {
+        found[k] = NULL;
+        if (names[k] != NULL) {
+            firsts |= first_byte_bit(names[k]);
+            left++;
+        }
+    }
+    cJSON_ArrayForEach(e, json_get(container, "env"))
+    {
+        const char *have = env_name(e);
+
+        if (left == 0)
+            break;
+        if (have == NULL || (firsts & first_byte_bit(have)) == 0)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            if (found[k] == NULL && names[k] != NULL &&
+                names[k][0] == have[0] && strcmp(names[k], have) == 0) {
+                found[k] = e;
+                left--;
+            }
+    }
 }
 
 static const char *

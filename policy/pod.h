@@ -7,6 +7,7 @@
 #define TOPOGATE_POD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
@@ -54,6 +55,14 @@ const cJSON *pod_env(const cJSON *container, const char *name);
 
 /* An env entry's literal value, or NULL (absent, or valueFrom). */
 const char *pod_env_value(const cJSON *container, const char *name);
+
+/*
+ * found[k] = pod_env(container, names[k]) for each of the n names, in one
+ * pass over the env: a pod's env can hold hundreds of entries, and the
+ * mutation asks for a dozen names in each GPU container. Borrowed.
+ */
+void pod_env_all(const cJSON *container, const char *const *names, size_t n,
+                 const cJSON **found);
 
 /*
  * A count as env values and command lines write one ("8"): a whole

@@ -1,6 +1,7 @@
 /*
  * pod_env(): an env entry is found by its name whether "name" is its
  * first member (as the apiserver writes it) or not (as a person may).
+ * pod_env_all(): the same entries as pod_env() name by name, in one pass.
  * pod_text_count(): a count as env values write one, and nothing else.
  */
 #include "policy/pod.h"
@@ -39,6 +40,49 @@ test_env(void)
 }
 
 static void
+test_env_all(void)
+{
+    /* Names twice (the first entry counts), folded first bytes that meet
+     * ('!' and 'a' are both 33 in 64), "name" not first, a NULL name. */
+    cJSON *c = cJSON_Parse(
+        "{\"env\":["
+        "{\"name\":\"NCCL_DEBUG\",\"value\":\"INFO\"},"
+        "{\"value\":\"efa\",\"name\":\"FI_PROVIDER\"},"
+        "{\"name\":\"a1\",\"value\":\"x\"},"
+        "{\"name\":null,\"value\":\"y\"},"
+        "{\"name\":\"NCCL_DEBUG\",\"value\":\"WARN\"},"
+        "{\"name\":\"NCCL_DEBUG_SUBSYS\",\"value\":\"ALL\"},"
+        "{\"name\":\"\",\"value\":\"empty\"}]}");
+    static const char *const names[] = {
+        "NCCL_DEBUG", "FI_PROVIDER", "!1", "a1", NULL, "NCCL_DEBUG",
+        "NCCL_DEBUG_SUBSYS", "NCCL", "", "FI_EFA_USE_DEVICE_RDMA",
+    };
+    const size_t n = sizeof(names) / sizeof(names[0]);
+    const cJSON *found[sizeof(names) / sizeof(names[0])];
+    cJSON *none = cJSON_Parse("{\"name\":\"x\"}");
+
+    CHECK(c != NULL);
+    pod_env_all(c, names, n, found);
+    for (size_t k = 0; k < n; k++) {
+        if (found[k] != pod_env(c, names[k]))
+            fprintf(stderr, "pod_env_all: '%s' not pod_env()'s entry\n",
+                    names[k] ? names[k] : "(null)");
+        CHECK(found[k] == pod_env(c, names[k]));
+    }
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(found[0], "value")),
+              "INFO");
+    CHECK(found[2] == NULL && found[3] != NULL && found[4] == NULL);
+    CHECK(found[8] != NULL); /* an empty name is a name */
+    /* No env; no names. */
+    pod_env_all(none, names, n, found);
+    for (size_t k = 0; k < n; k++)
+        CHECK(found[k] == NULL);
+    pod_env_all(c, names, 0, found);
+    cJSON_Delete(none);
+    cJSON_Delete(c);
+}
+
+static void
 test_text_count(void)
 {
     static const struct {
@@ -62,6 +106,7 @@ int
 main(void)
 {
     test_env();
+    test_env_all();
     test_text_count();
     CHECK_DONE();
 }
