@@ -3,14 +3,15 @@
  *
  * The trie's grammar, with no spaces, is
  *     object := '{' ( name ':' object ( ',' name ':' object )* )? '}'
- * and each of its tokens allows one kind of byte after it: '{' a name or
- * '}', a name ':', ':' '{', '}' ',' or '}', ',' a name. Those five rules
- * and brackets that balance are the grammar: every byte outside the
- * names is one of the four tokens, so each byte's predecessor is a token
- * whose rule admits it, or the name it stands in. The rules are checked
- * for 64 bytes at once with shifted masks (simdjson's stage 1 has the
- * masks, Langdale and Lemire 2019); only the object's end is looked for
- * bracket by bracket, and only in a block where it can be.
+ * and each of its tokens admits one kind of byte before it: a name's
+ * opening quote '{' or ','; ':' a name's closing quote; '{' a ':'; ','
+ * a '}'; '}' a '{' or a '}'. Those five rules, every byte outside the
+ * names being one of the four tokens, and brackets that balance are the
+ * grammar: whatever stands after a token is a token or a name, and its
+ * own rule says whether it may. The rules are checked for 64 bytes at
+ * once with shifted masks (simdjson's stage 1 has the masks, Langdale
+ * and Lemire 2019); the object's end is found by walking the brackets
+ * that open or close a level, a leaf's "{}" taken out first.
  */
 #include "webhook/jsonskim.h"
 
@@ -179,38 +180,38 @@ object_end(uint64_t opens, uint64_t closes, uint64_t first, unsigned *depth,
 }
 
 /*
- * Blocks overlap by a byte: bit 0 is the byte before the block's own 63,
- * so each token's rule is checked within one block, and only whether a
- * name is open is carried. The first block's bit 0 is a ':' of its own,
- * which p's '{' needs before it.
+ * Blocks overlap by a byte: bit 0 is the byte before the block's own 63
+ * (from own), so each token's rule is checked within one block, and only
+ * whether a name is open is carried. The first block's bit 0 is a ':' of
+ * its own, which p's '{' needs before it.
  */
 SKIM_INLINE const unsigned char *
 skim(const unsigned char *p, const unsigned char *end, unsigned depth_room,
      void (*classify)(const unsigned char *, struct block *))
 {
-    const unsigned char *q = p - 1; /* bit 0's byte */
     uint64_t in_name = 0, first = 2; /* p's '{': never a leaf of its own */
     unsigned depth = 0;
     unsigned char copy[BLOCK];
 
     if (p >= end || *p != '{')
         return NULL;
-    for (; end - q > 1; q += BLOCK - 1, first = 0) {
-        const unsigned char *s = q;
+    for (const unsigned char *own = p;; own += BLOCK - 1, first = 0) {
+        size_t left = (size_t)(end - own);
+        const unsigned char *block = copy;
         struct block b;
         uint64_t bad, opens, closes;
         int at;
 
-        if (first != 0 || end - q < BLOCK) {
-            /* Past the text, bytes that fit no rule: the end is before. */
-            size_t own = (size_t)(end - q - 1);
-
+        if (first != 0 || left < BLOCK - 1) {
+            /* Past the text, bytes that fit no rule: a block with any
+             * ends the loop, found the object's end or not. */
             memset(copy, 0x01, sizeof(copy));
-            copy[0] = first != 0 ? ':' : *q;
-            memcpy(copy + 1, q + 1, own < BLOCK - 1 ? own : BLOCK - 1);
-            s = copy;
+            copy[0] = first != 0 ? ':' : own[-1];
+            memcpy(copy + 1, own, left < BLOCK - 1 ? left : BLOCK - 1);
+        } else {
+            block = own - 1;
         }
-        classify(s, &b);
+        classify(block, &b);
         bad = misfits(&b, &in_name, &opens, &closes) & ~(uint64_t)1;
         at = object_end(opens & ~(uint64_t)1, closes & ~(uint64_t)1, first,
                         &depth, depth_room);
@@ -221,12 +222,11 @@ skim(const unsigned char *p, const unsigned char *end, unsigned depth_room,
             uint64_t upto = at == BLOCK - 1 ? ~(uint64_t)0
                                             : ((uint64_t)2 << at) - 1;
 
-            return (bad & upto) == 0 ? q + at + 1 : NULL;
+            return (bad & upto) == 0 ? own + at : NULL;
         }
         if (bad != 0)
-            return NULL;
+            return NULL; /* also where the text ended: the padding */
     }
-    return NULL;
 }
 
 /* The skim with each classifier; unused: the one this machine needs is

@@ -4,16 +4,17 @@
  * managedFields array under a member not named fieldsV1):
  * - a table of tries and near-tries, each with the byte it must end at
  *   or none;
- * - one trie slid across the 64-byte blocks, an escape or a quote on
- *   every boundary, ending at every bit and at the text's last byte;
+ * - one trie slid a byte at a time across the 64-byte blocks (escapes
+ *   and quotes on their edges), ending with the text or before more,
+ *   cut short, and with bytes broken;
  * - random texts of trie pieces and of pieces that break it;
  * - every fieldsV1 in the repository's reviews and the bench fixtures,
  *   taken as they are and with a byte changed, dropped or added.
  * Wherever the skim vouches for an object, the parser must take exactly
  * those bytes as JSON; and the skim a byte at a time, by SSE2 and by AVX2
  * (this file compiles the source again to reach each) must agree on
- * every text. Each text is in a buffer of its
- * own size, so that ASan sees a read past its end.
+ * every text. Each text is in a buffer of its own size, so that ASan
+ * sees a read past its end.
  */
 #include <glob.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ struct tally {
 };
 
 /* Whether the parser takes text[0..len) as JSON, checked as fieldsV1 is
- * when the skim does not vouch for it. */
+ * when the skim does not vouch for it (0 when out of memory too). */
 static int
 parser_takes(const char *text, size_t len)
 {
@@ -54,7 +55,7 @@ parser_takes(const char *text, size_t len)
     int rc;
 
     if (doc == NULL)
-        return -1;
+        return 0;
     memcpy(doc, head, n);
     memcpy(doc + n, text, len);
     memcpy(doc + n + len, "}]}", 3);
@@ -82,8 +83,8 @@ classifiers_agree(const unsigned char *p, const unsigned char *end,
 
 /*
  * Skims text[0..len) copied into a buffer of its own size; the bytes
- * vouched for (-1: none). Counts a disagreement with the portable build
- * or with the parser as wrong.
+ * vouched for (-1: none). Counts a disagreement between the classifiers,
+ * or with the parser, as wrong.
  */
 static long
 skim_and_check(const char *text, size_t len, struct tally *t)
@@ -197,9 +198,10 @@ test_blocks(void)
         n += pad;
         memcpy(text + n, body, sizeof(body) - 1);
         n += sizeof(body) - 1;
-        CHECK_INT(skim_and_check(text, n, &t), (long)n);     /* ends with the text */
+        /* Ending with the text, and before more. */
+        CHECK_INT(skim_and_check(text, n, &t), (long)n);
         memcpy(text + n, ",\"x\":1}", 7);
-        CHECK_INT(skim_and_check(text, n + 7, &t), (long)n); /* and before more */
+        CHECK_INT(skim_and_check(text, n + 7, &t), (long)n);
         /* Cut anywhere: not an object yet, nothing vouched for. */
         CHECK_INT(skim_and_check(text, n - 1 - pad % (n - 1), &t), -1);
         /* One byte broken: a space, a lone backslash, a comma. */
