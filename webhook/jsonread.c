@@ -154,12 +154,12 @@ piece(struct reader *r, size_t n)
     const size_t align = _Alignof(cJSON);
     unsigned char *p;
 
-    if (!r->chunked)
-        return jsonarena_malloc(n);
     n = (n + align - 1) & ~(align - 1);
     if (r->chunk_left < n) {
-        if (n > CHUNK / 4)
-            return jsonarena_malloc(n); /* a long string: a block alone */
+        /* Outside an arena chunk_left stays 0: every piece comes here,
+         * and is its own malloc(), as is a long string in an arena. */
+        if (!r->chunked || n > CHUNK / 4)
+            return jsonarena_malloc(n);
         if ((r->chunk = jsonarena_malloc(CHUNK)) == NULL)
             return NULL;
         r->chunk_left = CHUNK;
