@@ -150,11 +150,12 @@ pod_env_all(const cJSON *container, const char *const *names, size_t n,
     }
     cJSON_ArrayForEach(e, json_get(container, "env"))
     {
-        const char *have = env_name(e);
+        const char *have;
 
         if (left == 0)
             break;
-        if (have == NULL || (firsts & first_byte_bit(have)) == 0)
+        if ((have = env_name(e)) == NULL ||
+            (firsts & first_byte_bit(have)) == 0)
             continue;
         for (size_t k = 0; k < n; k++)
             if (found[k] == NULL && names[k] != NULL &&
