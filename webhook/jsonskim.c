@@ -15,6 +15,7 @@
  */
 #include "webhook/jsonskim.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -246,6 +247,13 @@ skim_sse2(const unsigned char *p, const unsigned char *end,
     return skim(p, end, depth_room, classify_sse2);
 }
 
+/* Whether this CPU runs skim_avx2(). */
+static bool
+has_avx2(void)
+{
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+}
+
 __attribute__((target("avx2,bmi"))) static const unsigned char *
 skim_avx2(const unsigned char *p, const unsigned char *end,
           unsigned depth_room)
@@ -259,7 +267,7 @@ jsonskim_fieldsv1(const unsigned char *p, const unsigned char *end,
                   unsigned depth_room)
 {
 #ifdef SKIM_X86
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"))
+    if (has_avx2())
         return skim_avx2(p, end, depth_room);
     return skim_sse2(p, end, depth_room);
 #else

@@ -75,7 +75,7 @@ classifiers_agree(const unsigned char *p, const unsigned char *end,
 
 #ifdef SKIM_X86
     same = same && skim_sse2(p, end, ROOM) == chosen;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"))
+    if (has_avx2())
         same = same && skim_avx2(p, end, ROOM) == chosen;
 #endif
     return same;
