@@ -38,6 +38,14 @@ struct reader {
                                 where their closing quote was */
     unsigned char *chunk;    /* the rest of the current chunk */
     size_t chunk_left;
+    /*
+     * The 64 bytes at block, classified once for every string that ends
+     * in them: bit i of stops is set where block[i] ends a string's plain
+     * run (jsonstops()). A string's bytes past its start are not written
+     * before it is read, so the bits ahead of the position stay true.
+     */
+    uintptr_t block;
+    uint64_t stops;
 };
 
 /* Records the first failure only; returns NULL for `return refuse(...)`. */
@@ -222,6 +230,15 @@ string_stops16(const unsigned char *q)
 
     return (unsigned)_mm_movemask_epi8(stop);
 }
+
+static uint64_t
+string_stops64(const unsigned char *q)
+{
+    return (uint64_t)string_stops16(q) |
+           (uint64_t)string_stops16(q + 16) << 16 |
+           (uint64_t)string_stops16(q + 32) << 32 |
+           (uint64_t)string_stops16(q + 48) << 48;
+}
 #endif
 
 static bool
@@ -307,8 +324,33 @@ string_end(struct reader *r, const unsigned char *q, bool *escaped)
     const unsigned char *end = r->end;
 
     for (;;) {
-        /* Most of a review is ASCII with no escapes: 16 or 8 bytes a step. */
+        /*
+         * Most of a review is ASCII with no escapes. The stops of 64 bytes
+         * are found once, for all the strings that end in them: a string
+         * is a shift and a bit scan, and the branch that leaves the loop
+         * goes one way for most strings, where a step of 16 bytes took
+         * one way or the other with each string's length (in callgrind's
+         * branch model, 28 % of the 59 KB review's mispredictions).
+         * The last 63 bytes of the text go 16 or 8 bytes a step.
+         */
 #if defined(__SSE2__)
+        for (;;) {
+            uintptr_t at = (uintptr_t)q - r->block; /* huge when before */
+            uint64_t ahead;
+
+            if (at >= 64) {
+                if (end - q < 64)
+                    break;
+                r->block = (uintptr_t)q;
+                r->stops = string_stops64(q);
+                at = 0;
+            }
+            if ((ahead = r->stops >> at) != 0) {
+                q += __builtin_ctzll(ahead);
+                goto look;
+            }
+            q += 64 - at;
+        }
         while (end - q >= 16) {
             unsigned stops = string_stops16(q);
 
@@ -540,7 +582,8 @@ read_number(struct reader *r, const unsigned char *s, cJSON *node)
     return q;
 }
 
-static const unsigned char *
+/* Inlined: the word's length is then a constant. */
+HOT const unsigned char *
 read_literal(struct reader *r, const unsigned char *p, cJSON *node,
              const char *word, int type)
 {
@@ -710,10 +753,11 @@ after: /* after a value: the end, the next element, or a closing bracket */
     return after_element(r, p, closing[open - 1]);
 }
 
+/* Asked of every member whose value is an array: most fail at once. */
 static bool
 is_managed_fields(const char *name)
 {
-    return strcmp(name, MANAGED_FIELDS) == 0;
+    return name[0] == 'm' && strcmp(name, MANAGED_FIELDS) == 0;
 }
 
 /* The objects whose first bytes repeat: compared name by name. */

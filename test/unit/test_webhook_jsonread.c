@@ -4,7 +4,8 @@
  * - the values it builds, as cJSON would hold them; the nesting limit;
  * - managedFields' checking loop against the building reader: the same
  *   verdict and reason for the table's rows and random fragments;
- * - strings of random pieces against a byte-at-a-time reference decoder;
+ * - strings of random pieces against a byte-at-a-time reference decoder,
+ *   alone and many to an array;
  * - every review in the repository (and ../shared's, when it is there),
  *   then each one cut, with a byte changed, dropped or added, against
  *   cJSON's own parser: whatever jsonread takes, cJSON takes too and
@@ -359,24 +360,50 @@ reference_string(const char *s, size_t len, char *out)
     return 0;
 }
 
+/*
+ * Pieces of string contents: the first PLAIN_PIECES are valid anywhere,
+ * the rest only next to the right neighbours or never.
+ */
+static const char *const string_pieces[] = {
+    "a",      "bcdefghi", "0000",     "d83d",     "de00",   "dc00",
+    "00e9",   "\\\"",     "\xc3\xa9", "\xe2\x80\xa8", "\xf0\x9f\x98\x80", "\\\\",
+    "\\u0041", "\\n",    "\\/",      " ",        "\x7f",
+    "abcdefghijklmnopqrstuvwxyz0123456789-_.ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "\\",     "\\u",      "\n",       "\x01",     "\xc3",   "\xff",
+    "\\ud800",  "\\udc00",  "\\q",      "\\uD83D",  "\\uDE00", "\"",
+};
+#define PLAIN_PIECES 18
+
+/*
+ * Up to k random pieces, of the first n, appended at doc[len] (below
+ * room); the new len.
+ */
+static size_t
+add_pieces(char *doc, size_t len, size_t room, int k, size_t n,
+           unsigned int *seed)
+{
+    for (int j = 0; j < k; j++) {
+        const char *p = string_pieces[rand_r(seed) % n];
+        size_t pl = strlen(p);
+
+        if (len + pl >= room)
+            break;
+        memcpy(doc + len, p, pl);
+        len += pl;
+    }
+    return len;
+}
+
 static void
 test_strings_random(void)
 {
-    static const char *const pieces[] = {
-        "a",      "bcdefghi", "\\",       "\\u",      "0000",   "d83d",
-        "de00",   "dc00",     "00e9",     "\\\"",     "\n",     "\x01",
-        "\xc3\xa9", "\xc3",   "\xff",     "\xe2\x80\xa8", "\xf0\x9f\x98\x80",
-        "\\\\",   "\\ud800",  "\\udc00",  "\\u0041",  "\\n",    "\\/",
-        "\\q",    "\\uD83D",  "\\uDE00",  "\"",       " ",      "\x7f",
-    };
-    const size_t n_pieces = sizeof(pieces) / sizeof(pieces[0]);
     char doc[256], want[256], msg[128];
     unsigned int seed = 16;
     unsigned long bad = 0, taken = 0;
 
     for (int round = 0; round < 200000; round++) {
         size_t len = 0, off = (size_t)(rand_r(&seed) % 8);
-        int k = rand_r(&seed) % 24, ok;
+        int ok;
         cJSON *root;
         enum jsonread_status rc;
 
@@ -384,15 +411,9 @@ test_strings_random(void)
         memset(doc, ' ', off);
         len = off;
         doc[len++] = '"';
-        for (int j = 0; j < k; j++) {
-            const char *p = pieces[rand_r(&seed) % n_pieces];
-            size_t pl = strlen(p);
-
-            if (len + pl + 2 >= sizeof(doc))
-                break;
-            memcpy(doc + len, p, pl);
-            len += pl;
-        }
+        len = add_pieces(doc, len, sizeof(doc) - 2, rand_r(&seed) % 24,
+                         sizeof(string_pieces) / sizeof(string_pieces[0]),
+                         &seed);
         ok = reference_string(doc + off + 1, len - off - 1, want) == 0;
         doc[len++] = '"';
         rc = jsonread(doc, len, &root, msg, sizeof(msg));
@@ -407,6 +428,63 @@ test_strings_random(void)
     }
     CHECK_INT(bad, 0);
     CHECK(taken > 10000); /* both sides of the line were tried */
+}
+
+/*
+ * Arrays of random strings: many strings end in one 64-byte block that
+ * the reader classified for the first of them, and strings cross block
+ * edges at every offset. Each must read as the reference decodes it, and
+ * the array is refused exactly when one of them is not a string.
+ */
+static void
+test_string_runs(void)
+{
+    char doc[1024], want[16][1024], msg[128];
+    unsigned int seed = 64;
+    unsigned long bad = 0, taken = 0;
+
+    for (int round = 0; round < 100000; round++) {
+        size_t len = (size_t)(rand_r(&seed) % 70), from[16];
+        int strings = 1 + rand_r(&seed) % 16, ok = 1;
+        cJSON *root, *item;
+
+        memset(doc, ' ', len);
+        doc[len++] = '[';
+        for (int i = 0; i < strings; i++) {
+            doc[len++] = '"';
+            from[i] = len;
+            /* Mostly plain, so that whole arrays are taken too. */
+            len = add_pieces(doc, len, sizeof(doc) - 4, rand_r(&seed) % 8,
+                             rand_r(&seed) % 16 != 0
+                                 ? PLAIN_PIECES
+                                 : sizeof(string_pieces) /
+                                       sizeof(string_pieces[0]),
+                             &seed);
+            ok &= reference_string(doc + from[i], len - from[i], want[i]) ==
+                  0;
+            doc[len++] = '"';
+            doc[len++] = i + 1 < strings ? ',' : ']';
+        }
+        if (jsonread(doc, len, &root, msg, sizeof(msg)) == JSONREAD_OK) {
+            int i = 0;
+
+            taken++;
+            cJSON_ArrayForEach(item, root)
+            {
+                if (i < strings && strcmp(item->valuestring, want[i]) != 0)
+                    ok = 0;
+                i++;
+            }
+            ok = ok && i == strings;
+        } else {
+            ok = !ok;
+        }
+        if (!ok && bad++ < 5)
+            fprintf(stderr, "differs on '%.*s'\n", (int)len, doc);
+        cJSON_Delete(root);
+    }
+    CHECK_INT(bad, 0);
+    CHECK(taken > 5000);
 }
 
 /* --- against cJSON on reviews and their mutants ------------------------- */
@@ -550,6 +628,7 @@ main(int argc, char **argv)
     test_depth();
     test_skip_same_as_build();
     test_strings_random();
+    test_string_runs();
     test_against_cjson();
     printf("# read in the arena too: %lu texts\n", arena_reads);
     CHECK(arena_reads > 300000);
