@@ -166,6 +166,14 @@ object_end(uint64_t opens, uint64_t closes, uint64_t first, unsigned *depth,
 
     opens &= ~leaves;
     closes &= ~(leaves << 1);
+    /* Most blocks close fewer levels than are open and open fewer than
+     * the room: neither the end nor the limit can be in them. */
+    if ((unsigned)__builtin_popcountll(closes) < d &&
+        d + (unsigned)__builtin_popcountll(opens) < depth_room) {
+        *depth = d + (unsigned)__builtin_popcountll(opens) -
+                 (unsigned)__builtin_popcountll(closes);
+        return -1;
+    }
     for (events = opens | closes; events != 0; events &= events - 1) {
         int at = __builtin_ctzll(events);
 
