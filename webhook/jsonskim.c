@@ -162,16 +162,16 @@ object_end(uint64_t opens, uint64_t closes, uint64_t first, unsigned *depth,
 {
     uint64_t leaves = opens & closes >> 1 & ~first;
     uint64_t events;
-    unsigned d = *depth;
+    unsigned d = *depth, n_open, n_close;
 
     opens &= ~leaves;
     closes &= ~(leaves << 1);
     /* Most blocks close fewer levels than are open and open fewer than
      * the room: neither the end nor the limit can be in them. */
-    if ((unsigned)__builtin_popcountll(closes) < d &&
-        d + (unsigned)__builtin_popcountll(opens) < depth_room) {
-        *depth = d + (unsigned)__builtin_popcountll(opens) -
-                 (unsigned)__builtin_popcountll(closes);
+    n_open = (unsigned)__builtin_popcountll(opens);
+    n_close = (unsigned)__builtin_popcountll(closes);
+    if (n_close < d && d + n_open < depth_room) {
+        *depth = d + n_open - n_close;
         return -1;
     }
     for (events = opens | closes; events != 0; events &= events - 1) {
