@@ -373,6 +373,7 @@ static const char *const string_pieces[] = {
     "\\ud800",  "\\udc00",  "\\q",      "\\uD83D",  "\\uDE00", "\"",
 };
 #define PLAIN_PIECES 18
+#define ALL_PIECES (sizeof(string_pieces) / sizeof(string_pieces[0]))
 
 /*
  * Up to k random pieces, of the first n, appended at doc[len] (below
@@ -412,8 +413,7 @@ test_strings_random(void)
         len = off;
         doc[len++] = '"';
         len = add_pieces(doc, len, sizeof(doc) - 2, rand_r(&seed) % 24,
-                         sizeof(string_pieces) / sizeof(string_pieces[0]),
-                         &seed);
+                         ALL_PIECES, &seed);
         ok = reference_string(doc + off + 1, len - off - 1, want) == 0;
         doc[len++] = '"';
         rc = jsonread(doc, len, &root, msg, sizeof(msg));
@@ -455,10 +455,8 @@ test_string_runs(void)
             from[i] = len;
             /* Mostly plain, so that whole arrays are taken too. */
             len = add_pieces(doc, len, sizeof(doc) - 4, rand_r(&seed) % 8,
-                             rand_r(&seed) % 16 != 0
-                                 ? PLAIN_PIECES
-                                 : sizeof(string_pieces) /
-                                       sizeof(string_pieces[0]),
+                             rand_r(&seed) % 16 != 0 ? PLAIN_PIECES
+                                                     : ALL_PIECES,
                              &seed);
             ok &= reference_string(doc + from[i], len - from[i], want[i]) ==
                   0;
