@@ -9,8 +9,9 @@
  * names being one of the four tokens, and brackets that balance are the
  * grammar: whatever stands after a token is a token or a name, and its
  * own rule says whether it may. The rules are checked for 64 bytes at
- * once with shifted masks (simdjson's stage 1 has the masks, Langdale
- * and Lemire 2019); the object's end is found by walking the brackets
+ * once with shifted masks (simdjson's stage 1 has the masks, and the
+ * carry-less multiply that finds the bytes inside quotes, Langdale and
+ * Lemire 2019); the object's end is found by walking the brackets
  * that open or close a level, a leaf's "{}" taken out first.
  */
 #include "webhook/jsonskim.h"
@@ -81,27 +82,42 @@ classify_sse2(const unsigned char *s, struct block *b)
     }
 }
 
-#define BITS32(eq, at)                                                      \
-    ((uint64_t)(uint32_t)_mm256_movemask_epi8(eq) << (at))
+/* The bits of a 32-byte compare. */
+#define BITS32(eq) ((uint64_t)(uint32_t)_mm256_movemask_epi8(eq))
 
-/* 32 bytes a compare, where the CPU has AVX2 (chosen as the skim runs). */
+/* The bytes of lo and hi (a block's two halves) equal to c, as bits. */
+#define EQ64(lo, hi, c)                                                     \
+    (BITS32(_mm256_cmpeq_epi8(lo, _mm256_set1_epi8(c))) |                   \
+     BITS32(_mm256_cmpeq_epi8(hi, _mm256_set1_epi8(c))) << 32)
+
+/* 32 bytes a compare, where the CPU has AVX2 (chosen as the skim runs);
+ * the two halves written out, so that each class is one register. */
 __attribute__((target("avx2"))) SKIM_INLINE void
 classify_avx2(const unsigned char *s, struct block *b)
 {
-    memset(b, 0, sizeof(*b));
-    for (int i = 0; i < BLOCK; i += 32) {
-        __m256i v =
-            _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)s);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+    __m256i space = _mm256_set1_epi8(0x20);
 
-        b->quote |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')), i);
-        b->backslash |=
-            BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\')), i);
-        b->open |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('{')), i);
-        b->close |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('}')), i);
-        b->colon |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(':')), i);
-        b->comma |= BITS32(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(',')), i);
-        b->odd |= BITS32(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v), i);
-    }
+    b->quote = EQ64(lo, hi, '"');
+    b->backslash = EQ64(lo, hi, '\\');
+    b->open = EQ64(lo, hi, '{');
+    b->close = EQ64(lo, hi, '}');
+    b->colon = EQ64(lo, hi, ':');
+    b->comma = EQ64(lo, hi, ',');
+    /* Signed: below 0x20, and 0x80 and up, in one compare. */
+    b->odd = BITS32(_mm256_cmpgt_epi8(space, lo)) |
+             BITS32(_mm256_cmpgt_epi8(space, hi)) << 32;
+}
+
+/* prefix_xor() below, in one carry-less multiply by all ones. */
+__attribute__((target("pclmul"))) SKIM_INLINE uint64_t
+prefix_xor_clmul(uint64_t x)
+{
+    __m128i v = _mm_set_epi64x(0, (long long)x);
+
+    return (uint64_t)_mm_cvtsi128_si64(
+        _mm_clmulepi64_si128(v, _mm_set1_epi8((char)0xFF), 0));
 }
 #endif
 
@@ -127,12 +143,12 @@ prefix_xor(uint64_t x)
  */
 SKIM_INLINE uint64_t
 misfits(const struct block *b, uint64_t *in_name, uint64_t *opens,
-        uint64_t *closes)
+        uint64_t *closes, uint64_t (*prefix)(uint64_t))
 {
     uint64_t escaped = b->backslash << 1;
     uint64_t quotes = b->quote & ~escaped;
     /* Bit 0's quote was counted in the block before. */
-    uint64_t inside = prefix_xor(quotes & ~(uint64_t)1) ^ *in_name;
+    uint64_t inside = prefix(quotes & ~(uint64_t)1) ^ *in_name;
     uint64_t outside = ~inside & ~quotes;
     uint64_t name_open = quotes & inside, name_close = quotes & ~inside;
     uint64_t open = b->open & outside, close = b->close & outside;
@@ -196,7 +212,8 @@ object_end(uint64_t opens, uint64_t closes, uint64_t first, unsigned *depth,
  */
 SKIM_INLINE const unsigned char *
 skim(const unsigned char *p, const unsigned char *end, unsigned depth_room,
-     void (*classify)(const unsigned char *, struct block *))
+     void (*classify)(const unsigned char *, struct block *),
+     uint64_t (*prefix)(uint64_t))
 {
     uint64_t in_name = 0, first = 2; /* p's '{': never a leaf of its own */
     unsigned depth = 0;
@@ -221,7 +238,7 @@ skim(const unsigned char *p, const unsigned char *end, unsigned depth_room,
             block = own - 1;
         }
         classify(block, &b);
-        bad = misfits(&b, &in_name, &opens, &closes) & ~(uint64_t)1;
+        bad = misfits(&b, &in_name, &opens, &closes, prefix) & ~(uint64_t)1;
         at = object_end(opens & ~(uint64_t)1, closes & ~(uint64_t)1, first,
                         &depth, depth_room);
         if (at == -2)
@@ -244,7 +261,7 @@ __attribute__((unused)) static const unsigned char *
 skim_bytes(const unsigned char *p, const unsigned char *end,
            unsigned depth_room)
 {
-    return skim(p, end, depth_room, classify_bytes);
+    return skim(p, end, depth_room, classify_bytes, prefix_xor);
 }
 
 #ifdef SKIM_X86
@@ -252,21 +269,22 @@ static const unsigned char *
 skim_sse2(const unsigned char *p, const unsigned char *end,
           unsigned depth_room)
 {
-    return skim(p, end, depth_room, classify_sse2);
+    return skim(p, end, depth_room, classify_sse2, prefix_xor);
 }
 
 /* Whether this CPU runs skim_avx2(). */
 static bool
 has_avx2(void)
 {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+           __builtin_cpu_supports("pclmul");
 }
 
-__attribute__((target("avx2,bmi"))) static const unsigned char *
+__attribute__((target("avx2,bmi,pclmul"))) static const unsigned char *
 skim_avx2(const unsigned char *p, const unsigned char *end,
           unsigned depth_room)
 {
-    return skim(p, end, depth_room, classify_avx2);
+    return skim(p, end, depth_room, classify_avx2, prefix_xor_clmul);
 }
 #endif
 

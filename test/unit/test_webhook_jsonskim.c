@@ -13,7 +13,8 @@
  * Wherever the skim vouches for an object, the parser must take exactly
  * those bytes as JSON; and the skim a byte at a time, by SSE2 and by AVX2
  * (this file compiles the source again to reach each) must agree on
- * every text. Each text is in a buffer of its own size, so that ASan
+ * every text (and the AVX2 skim's prefix XOR, a carry-less multiply,
+ * with the shifts the others use, word by word). Each text is in a buffer of its own size, so that ASan
  * sees a read past its end.
  */
 #include <glob.h>
@@ -358,9 +359,44 @@ test_depth(void)
     CHECK(jsonskim_fieldsv1(p, p + n, 1) == NULL);
 }
 
+#ifdef SKIM_X86
+/* How many words the two prefix XORs disagree on; compiled for the
+ * carry-less multiply, which only a CPU with AVX2 is asked to run. */
+__attribute__((target("pclmul"))) static int
+clmul_differs(void)
+{
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    int differ = 0;
+
+    for (int i = 0; i < 64; i++)
+        differ += prefix_xor_clmul((uint64_t)1 << i) !=
+                  prefix_xor((uint64_t)1 << i);
+    differ += prefix_xor_clmul(0) != 0;
+    differ += prefix_xor_clmul(~(uint64_t)0) != prefix_xor(~(uint64_t)0);
+    differ += prefix_xor_clmul((uint64_t)1 << 63 | 1) != ~(uint64_t)0 >> 1;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        differ += prefix_xor_clmul(x) != prefix_xor(x);
+    }
+    return differ;
+}
+#endif
+
+/* The carry-less multiply's prefix XOR against the shifts', on words
+ * with every bit alone, bits at both ends and pseudo-random ones. */
+static void
+test_prefix_xor(void)
+{
+#ifdef SKIM_X86
+    if (has_avx2())
+        CHECK_INT(clmul_differs(), 0);
+#endif
+}
+
 int
 main(void)
 {
+    test_prefix_xor();
     test_table();
     test_blocks();
     test_random();
