@@ -215,7 +215,7 @@ append(struct reader *r, cJSON *parent)
 /* --- strings ----------------------------------------------------------- */
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 
 /* jsonstops() for 16 bytes, as a bit mask; one signed compare finds both
  * the control characters and the bytes >= 0x80 (negative as int8). */
@@ -232,12 +232,45 @@ string_stops16(const unsigned char *q)
 }
 
 static uint64_t
-string_stops64(const unsigned char *q)
+string_stops64_sse2(const unsigned char *q)
 {
     return (uint64_t)string_stops16(q) |
            (uint64_t)string_stops16(q + 16) << 16 |
            (uint64_t)string_stops16(q + 32) << 32 |
            (uint64_t)string_stops16(q + 48) << 48;
+}
+
+/* The same compares, 32 bytes at a time. */
+__attribute__((target("avx2"))) static unsigned
+string_stops32(const unsigned char *q)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)q);
+    __m256i stop = _mm256_or_si256(
+        _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')),
+                        _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'))),
+        _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v));
+
+    return (unsigned)_mm256_movemask_epi8(stop);
+}
+
+__attribute__((target("avx2"))) static uint64_t
+string_stops64_avx2(const unsigned char *q)
+{
+    return (uint64_t)string_stops32(q) | (uint64_t)string_stops32(q + 32) << 32;
+}
+
+/*
+ * The stops of 64 bytes, 32 a compare where the CPU has AVX2 (asked each
+ * time: a load and a test). Kept in this file: a call the compiler sees
+ * whole clobbers fewer of read_tree()'s registers (from another file the
+ * 59 KB review took 5 % more instructions).
+ */
+static uint64_t
+string_stops64(const unsigned char *q)
+{
+    if (__builtin_cpu_supports("avx2"))
+        return string_stops64_avx2(q);
+    return string_stops64_sse2(q);
 }
 #endif
 
