@@ -277,11 +277,12 @@ json_text(const cJSON *node)
 const cJSON *
 json_get(const cJSON *obj, const char *key)
 {
-    if (obj == NULL || key == NULL)
+    if (obj == NULL || key == NULL || (obj->type & 0xFF) != cJSON_Object)
         return NULL;
+    /* An object's members all have names (cJSON's adds and our parse
+     * give each one): nothing to check for NULL on the way. */
     for (const cJSON *c = obj->child; c != NULL; c = c->next)
-        if (c->string != NULL && c->string[0] == key[0] &&
-            strcmp(c->string, key) == 0)
+        if (c->string[0] == key[0] && strcmp(c->string, key) == 0)
             return c;
     return NULL;
 }
