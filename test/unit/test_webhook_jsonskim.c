@@ -14,8 +14,8 @@
  * those bytes as JSON; and the skim a byte at a time, by SSE2 and by AVX2
  * (this file compiles the source again to reach each) must agree on
  * every text (and the AVX2 skim's prefix XOR, a carry-less multiply,
- * with the shifts the others use, word by word). Each text is in a buffer of its own size, so that ASan
- * sees a read past its end.
+ * with the shifts the others use, word by word). Each text is in a
+ * buffer of its own size, so that ASan sees a read past its end.
  */
 #include <glob.h>
 #include <stdint.h>
