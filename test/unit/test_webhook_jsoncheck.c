@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "policy/utf8.h"
 #include "test/unit/check.h"
 #include "test/unit/utf8_reference.h"
 #include "webhook/jsoncheck.h"
