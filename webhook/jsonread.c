@@ -808,12 +808,18 @@ names_checked(struct reader *r, const cJSON *object, size_t members)
     return false;
 }
 
-/* Two members with one name: which one counts is not agreed. */
+/* Two members with one name: which one counts is not agreed. object has
+ * two members or more. */
 HOT bool
 unique_names(struct reader *r, const cJSON *object)
 {
+    const cJSON *first = object->child, *second = first->next;
     size_t members;
 
+    /* Just two (an env entry, a resources map): told apart by their
+     * first bytes without a walk. */
+    if (second->next == NULL && first->string[0] != second->string[0])
+        return true;
     if (jsoncheck_first_bytes_differ(object, &members))
         return true;
     return names_checked(r, object, members);

@@ -68,6 +68,11 @@ test_unique_keys(void)
     CHECK_INT(keys("{\"a\":1,\"b\":{\"a\":2},\"c\":[{\"a\":1},{\"a\":2}]}", msg,
                    sizeof(msg)),
               0);
+    /* Two members, the parse's short way: first bytes apart or alike. */
+    CHECK_INT(keys("{\"a\":1,\"b\":2}", msg, sizeof(msg)), 0);
+    CHECK_INT(keys("{\"a\":1,\"ab\":2}", msg, sizeof(msg)), 0);
+    CHECK_INT(keys("{\"a\":1,\"a\":2}", msg, sizeof(msg)), -1);
+    CHECK_INT(keys("{\"\":1,\"\":2}", msg, sizeof(msg)), -1);
     CHECK_INT(keys("{\"a\":1,\"b\":2,\"a\":3}", msg, sizeof(msg)), -1);
     CHECK_STR(msg, "member 'a' twice in one object: the apiserver never "
                    "sends that, and which one counts is not agreed");
