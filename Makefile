@@ -52,7 +52,7 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
-	bench-parse bench-cold bench-lines bench-threads
+	bench-parse bench-parse-bundle bench-cold bench-lines bench-threads
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -346,6 +346,13 @@ bench-parse: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PARSE_PEER)
 	@test/bench/parse-peer.sh $(BENCH_BIN) $(PARSE_PEER) \
 		$(SHARED)/bench/fixtures/*.json
+
+# The same, packed into build/parsepeer for the 16-core device.
+bench-parse-bundle: deps
+	$(call install_missing,$(BENCH_PARSE_DEPS))
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PARSE_PEER)
+	@test/bench/parse-peer-bundle.sh $(BUILD)/parsepeer $(BENCH_BIN) \
+		$(PARSE_PEER) $(SHARED)/bench/fixtures/*.json
 
 # --- load and faults (test/stress) ------------------------------------------
 
