@@ -723,10 +723,10 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
         return -1;
     cJSON_ArrayForEach(c, containers)
     {
-        char cpath[64];
-
-        pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
         if (gpus_of(&g, i, c) > 0) {
+            char cpath[64];
+
+            pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
             /* A launcher that runs ranks too (runLauncherAsNode) passes
              * the env on to those it starts on the other nodes. */
             if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
