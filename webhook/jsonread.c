@@ -439,40 +439,6 @@ string_end(struct reader *r, const unsigned char *q, bool *escaped)
     }
 }
 
-/*
- * The closing quote of the string whose contents begin at q when every
- * byte before it is plain (no escape, control or non-ASCII byte) and the
- * 64-byte blocks it takes lie whole in the text; else NULL, refusing
- * nothing: string_end() reads such a string.
- */
-HOT const unsigned char *
-plain_string_end(struct reader *r, const unsigned char *q)
-{
-#if defined(__SSE2__)
-    for (;;) {
-        uintptr_t at = (uintptr_t)q - r->block; /* huge when before */
-        uint64_t ahead;
-
-        if (at >= 64) {
-            if (r->end - q < 64)
-                return NULL;
-            r->block = (uintptr_t)q;
-            r->stops = string_stops64(q);
-            at = 0;
-        }
-        if ((ahead = r->stops >> at) != 0) {
-            q += __builtin_ctzll(ahead);
-            return *q == '"' ? q : NULL;
-        }
-        q += 64 - at;
-    }
-#else
-    (void)r;
-    (void)q;
-    return NULL;
-#endif
-}
-
 static char *
 put_utf8(char *o, unsigned cp)
 {
@@ -860,50 +826,6 @@ unique_names(struct reader *r, const cJSON *object)
 }
 
 /*
- * {"name":"...","value":"..."} at p, the shape of nearly every env entry
- * the apiserver writes, read in one step when both strings are plain:
- * the nodes the token-by-token way builds, which takes any other shape,
- * spelling or fault. A pod may hold hundreds of entries, ten tokens each
- * (the 59 KB bench pod's 357 are a quarter of its parse this way, more
- * than half token by token). In place only: its names and strings end
- * where their closing quotes were. Returns the byte after the '}', or
- * NULL: not taken, or out of memory (r->status says which).
- */
-HOT const unsigned char *
-read_name_value(struct reader *r, const unsigned char *p, cJSON *node)
-{
-    static const char open[] = "{\"name\":\"", mid[] = "\",\"value\":\"";
-    const size_t n_open = sizeof(open) - 1, n_mid = sizeof(mid) - 1;
-    const unsigned char *end = r->end, *name_end, *value_end;
-    unsigned char *at = (unsigned char *)(uintptr_t)p; /* the arena's copy */
-    cJSON *first, *second;
-
-    if ((size_t)(end - p) < n_open || memcmp(p, open, n_open) != 0)
-        return NULL;
-    if ((name_end = plain_string_end(r, p + n_open)) == NULL ||
-        (size_t)(end - name_end) < n_mid ||
-        memcmp(name_end, mid, n_mid) != 0)
-        return NULL;
-    if ((value_end = plain_string_end(r, name_end + n_mid)) == NULL ||
-        end - value_end < 2 || value_end[1] != '}')
-        return NULL;
-    if ((first = append(r, node)) == NULL || (second = append(r, node)) == NULL)
-        return NULL;
-    node->type = cJSON_Object;
-    first->type = second->type = cJSON_String;
-    first->string = (char *)at + 2; /* {"name": */
-    at[6] = '\0';
-    first->valuestring = (char *)at + n_open;
-    at += name_end - p; /* the name's closing quote */
-    at[0] = '\0';
-    second->string = (char *)at + 3; /* ","value": */
-    at[8] = '\0';
-    second->valuestring = (char *)at + n_mid;
-    at[value_end - name_end] = '\0';
-    return value_end + 2;
-}
-
-/*
  * Reads the value at p into top, and everything in it; returns the byte
  * after it. One loop over a stack of the arrays and objects still open,
  * not a call per value: the position stays in a register. The array of
@@ -912,7 +834,7 @@ read_name_value(struct reader *r, const unsigned char *p, cJSON *node)
 static const unsigned char *
 read_tree(struct reader *r, const unsigned char *p, cJSON *top)
 {
-    const unsigned char *end = r->end, *next;
+    const unsigned char *end = r->end;
     cJSON *open[DEPTH_MAX], *node = top, *parent;
     unsigned depth = 0;
     char close;
@@ -922,14 +844,6 @@ value: /* a value at p, into node */
         return malformed(r, p, "expected a value, the text ends");
     switch (*p) {
     case '{':
-        if (r->in_place && depth < DEPTH_MAX &&
-            (next = read_name_value(r, p, node)) != NULL) {
-            p = next;
-            goto after;
-        }
-        if (r->status != JSONREAD_OK)
-            return NULL;
-        /* fall through */
     case '[':
         close = *p == '{' ? '}' : ']';
         node->type = close == '}' ? cJSON_Object : cJSON_Array;

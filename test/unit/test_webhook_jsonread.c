@@ -5,8 +5,7 @@
  * - managedFields' checking loop against the building reader: the same
  *   verdict and reason for the table's rows and random fragments;
  * - strings of random pieces against a byte-at-a-time reference decoder,
- *   alone, many to an array, and as env entries ({"name":..,"value":..},
- *   which the parser reads in one step when it can);
+ *   alone and many to an array;
  * - every review in the repository (and ../shared's, when it is there),
  *   then each one cut, with a byte changed, dropped or added, against
  *   cJSON's own parser: whatever jsonread takes, cJSON takes too and
@@ -277,29 +276,6 @@ test_depth(void)
     }
     CHECK_STR(msg, "malformed JSON at byte 1000: arrays and objects nested "
                    "deeper than 1000");
-
-    /* An env entry one level too deep, with text enough after it for the
-     * entry's one-step reading: the limit holds there too. */
-    {
-        static const char entry[] = "{\"name\":\"a\",\"value\":\"b\"}";
-        static char text[1000 + sizeof(entry) + 1000];
-        size_t n = 0;
-
-        for (int d = 999; d <= 1000; d++) {
-            n = 0;
-            memset(text, '[', (size_t)d);
-            n += (size_t)d;
-            memcpy(text + n, entry, sizeof(entry) - 1);
-            n += sizeof(entry) - 1;
-            memset(text + n, ']', (size_t)d);
-            n += (size_t)d;
-            CHECK_INT(jsonread(text, n, &root, msg, sizeof(msg)),
-                      d < 1000 ? 0 : -1);
-            cJSON_Delete(root);
-        }
-        CHECK_STR(msg, "malformed JSON at byte 1000: arrays and objects "
-                       "nested deeper than 1000");
-    }
 }
 
 /* --- random strings against a byte-at-a-time reference ----------------- */
@@ -509,100 +485,6 @@ test_string_runs(void)
     CHECK(taken > 5000);
 }
 
-/*
- * Arrays of env entries, {"name":"...","value":"..."}, the shape the
- * parser reads in one step when both strings are plain: strings of
- * random pieces, a closing quote now and then replaced by a byte that is
- * not plain (a control byte, a backslash, a UTF-8 lead or a byte no UTF-8
- * has) or the '}' by another, and text of every length after the array
- * (the step wants 64 bytes ahead). Each entry must read as the reference
- * decodes its strings, the text is refused exactly when one is broken,
- * and read_both_ways() holds the one-step reading to the token-by-token
- * one (verdict, message and tree).
- */
-static void
-test_name_value_entries(void)
-{
-    /* In place of a closing quote the first four, of a '}' all six: none
-     * can be read any other way (a space could). */
-    static const char spoil[] = {'\x01', '\\', '\xc3', '\xff', ']', ','};
-    char doc[2048], want[8][2][1024], msg[128];
-    unsigned int seed = 77;
-    unsigned long bad = 0, taken = 0, refused = 0;
-
-    for (int round = 0; round < 100000; round++) {
-        size_t len = (size_t)(rand_r(&seed) % 64);
-        int entries = 1 + rand_r(&seed) % 8, ok = 1;
-        cJSON *root;
-
-        memset(doc, ' ', len);
-        len += (size_t)sprintf(doc + len, "{\"env\":[");
-        for (int i = 0; i < entries; i++) {
-            for (int k = 0; k < 2; k++) {
-                size_t from;
-
-                len += (size_t)sprintf(doc + len, k == 0 ? "{\"name\":\""
-                                                         : ",\"value\":\"");
-                from = len;
-                len = add_pieces(doc, len, sizeof(doc) - 200,
-                                 rand_r(&seed) % 6,
-                                 rand_r(&seed) % 8 != 0 ? PLAIN_PIECES
-                                                        : ALL_PIECES - 1,
-                                 &seed); /* never a bare '"': it would end
-                                            the string where it stands */
-                ok &= reference_string(doc + from, len - from, want[i][k]) ==
-                      0;
-                if (rand_r(&seed) % 24 == 0) {
-                    doc[len++] = spoil[rand_r(&seed) % 4];
-                    ok = 0;
-                } else {
-                    doc[len++] = '"';
-                }
-            }
-            if (rand_r(&seed) % 24 == 0) {
-                doc[len++] = spoil[rand_r(&seed) % sizeof(spoil)];
-                ok = 0;
-            } else {
-                doc[len++] = '}';
-            }
-            if (i + 1 < entries)
-                doc[len++] = ',';
-        }
-        len += (size_t)sprintf(doc + len, "],\"pad\":\"%.*s\"}",
-                               rand_r(&seed) % 90,
-                               "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-                               "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-        if (jsonread(doc, len, &root, msg, sizeof(msg)) == JSONREAD_OK) {
-            const cJSON *e;
-            int i = 0;
-
-            taken++;
-            cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "env"))
-            {
-                const cJSON *n = e->child, *v = n ? n->next : NULL;
-
-                if (i >= entries || v == NULL || v->next != NULL ||
-                    strcmp(n->string, "name") != 0 ||
-                    strcmp(v->string, "value") != 0 ||
-                    strcmp(n->valuestring, want[i][0]) != 0 ||
-                    strcmp(v->valuestring, want[i][1]) != 0)
-                    ok = 0;
-                i++;
-            }
-            ok = ok && i == entries;
-        } else {
-            refused++;
-            ok = !ok;
-        }
-        if (!ok && bad++ < 5)
-            fprintf(stderr, "env entries differ on '%.*s'\n", (int)len, doc);
-        cJSON_Delete(root);
-    }
-    CHECK_INT(bad, 0);
-    CHECK(taken > 20000);
-    CHECK(refused > 20000);
-}
-
 /* --- against cJSON on reviews and their mutants ------------------------- */
 
 struct tally {
@@ -745,7 +627,6 @@ main(int argc, char **argv)
     test_skip_same_as_build();
     test_strings_random();
     test_string_runs();
-    test_name_value_entries();
     test_against_cjson();
     printf("# read in the arena too: %lu texts\n", arena_reads);
     CHECK(arena_reads > 300000);
