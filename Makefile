@@ -52,7 +52,8 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
-	bench-parse bench-parse-bundle bench-cold bench-lines bench-threads
+	bench-parse-bins bench-parse bench-parse-bundle bench-cold \
+	bench-lines bench-threads
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -341,16 +342,16 @@ $(PARSE_PEER): test/bench/simdjson_peer.cpp
 	@mkdir -p $(dir $@)
 	g++ -std=c++17 -O2 -Wall -Wextra -o $@ $< -lsimdjson
 
-bench-parse: deps
+bench-parse-bins: deps
 	$(call install_missing,$(BENCH_PARSE_DEPS))
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PARSE_PEER)
+
+bench-parse: bench-parse-bins
 	@test/bench/parse-peer.sh $(BENCH_BIN) $(PARSE_PEER) \
 		$(SHARED)/bench/fixtures/*.json
 
 # The same, packed into build/parsepeer for the 16-core device.
-bench-parse-bundle: deps
-	$(call install_missing,$(BENCH_PARSE_DEPS))
-	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PARSE_PEER)
+bench-parse-bundle: bench-parse-bins
 	@test/bench/parse-peer-bundle.sh $(BUILD)/parsepeer $(BENCH_BIN) \
 		$(PARSE_PEER) $(SHARED)/bench/fixtures/*.json
 
