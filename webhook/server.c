@@ -82,15 +82,17 @@
 
 /*
  * Each connection's buffer, for the request headers and a piece of body
- * at a time. libmicrohttpd zeroes all of it after every request, and half
- * of it again as the read buffer grows: 24 KiB written per review at
- * 16 KiB, 384 cache lines, nearly as many as a 6 KB review writes
- * itself (about 450). An apiserver's headers are under 1 KiB (a bearer
- * token for webhook authentication adds one or two); past about 7 KiB of
- * headers the answer is 431 (nginx's default refuses a header line over
- * 8 KiB too).
+ * at a time; libmicrohttpd gives half of it to the read buffer and zeroes
+ * all of it after every request. At 16 KiB a 6 KB review's one TLS
+ * record is read in one piece; at 8 KiB it took two, and a second pass
+ * of libmicrohttpd's loop cost 10 % of the review on the 16-core device
+ * (issue 15's twentieth round), more than zeroing 8 KiB more; 32 KiB
+ * gained nothing more for a 59 KB body. An apiserver's headers are under
+ * 1 KiB (a bearer token for webhook authentication adds one or two); past
+ * about 15 KiB of headers the answer is 431 (nginx's default is 8 KiB a
+ * header line, four lines).
  */
-#define SERVER_CONN_MEMORY (8 * 1024)
+#define SERVER_CONN_MEMORY (16 * 1024)
 
 /* The 500 answer when there is not even memory to build one. */
 static char server_oom_body[] =

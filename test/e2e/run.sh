@@ -173,14 +173,15 @@ expect "300 pipelined reviews, read late, are answered alike" \
 	"300 answers, 200 x300, 1 distinct" \
 	"$(timeout 30 $PY "$HERE/client.py" pipeline "$PORT" "$TMP/tls.crt" \
 		"$GPU_REVIEW" 300)"
-# The connection's 8 KiB buffer holds the headers: a bearer token fits;
-# twice that is refused whole, and the server goes on.
-expect "a review with 4 KiB of headers is 200" 200 \
+# The connection's 16 KiB buffer holds the headers: a bearer token fits,
+# and 12 KiB of them; past the buffer they are refused whole, and the
+# server goes on.
+expect "a review with 12 KiB of headers is 200" 200 \
 	"$(post /mutate application/json "$REVIEW" \
-		-H "Authorization: Bearer $(head -c 4096 /dev/zero | tr '\0' t)")"
-expect "a review with 9 KiB of headers is 431" 431 \
+		-H "Authorization: Bearer $(head -c 12288 /dev/zero | tr '\0' t)")"
+expect "a review with 17 KiB of headers is 431" 431 \
 	"$(post /mutate application/json "$REVIEW" \
-		-H "Authorization: Bearer $(head -c 9216 /dev/zero | tr '\0' t)")"
+		-H "Authorization: Bearer $(head -c 17408 /dev/zero | tr '\0' t)")"
 expect "and the next review is 200" 200 \
 	"$(post /mutate application/json "$REVIEW")"
 
