@@ -84,10 +84,11 @@
  * Each connection's buffer, for the request headers and a piece of body
  * at a time; libmicrohttpd gives half of it to the read buffer and zeroes
  * all of it after every request. At 16 KiB a 6 KB review's one TLS
- * record is read in one piece; at 8 KiB it took two, and a second pass
- * of libmicrohttpd's loop cost 10 % of the review on the 16-core device
- * (issue 15's twentieth round), more than zeroing 8 KiB more; 32 KiB
- * gained nothing more for a 59 KB body. An apiserver's headers are under
+ * record is read in one piece; at 8 KiB it came in two, and the second
+ * piece's way through GnuTLS and libmicrohttpd's loop cost 8-11 % of the
+ * review on the 16-core device (issue 15's twentieth round), far more
+ * than zeroing 8 KiB more. Larger buffers gained nothing more, for a
+ * 59 KB body either. An apiserver's headers are under
  * 1 KiB (a bearer token for webhook authentication adds one or two); past
  * about 15 KiB of headers the answer is 431 (nginx's default is 8 KiB a
  * header line, four lines).
