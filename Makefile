@@ -153,6 +153,11 @@ test: test-deps fuzz-deps
 		diff -u test/bench/turns-sample.md - && echo "ok - turns_table" || \
 		{ echo "not ok - turns_table: not the table of turns-sample.txt"; \
 			exit 1; }
+	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample-go.txt | \
+		diff -u test/bench/turns-sample-go.md - && \
+		echo "ok - turns_table with Go's client's column" || \
+		{ echo "not ok - turns_table: not the table of turns-sample-go.txt"; \
+			exit 1; }
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind

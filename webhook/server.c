@@ -83,15 +83,16 @@
 /*
  * Each connection's buffer, for the request headers and a piece of body
  * at a time; libmicrohttpd gives half of it to the read buffer and zeroes
- * all of it after every request. At 16 KiB a 6 KB review's one TLS
- * record is read in one piece; at 8 KiB it came in two, and the second
- * piece's way through GnuTLS and libmicrohttpd's loop cost 8-11 % of the
- * review on the 16-core device (issue 15's twentieth round), far more
- * than zeroing 8 KiB more. Larger buffers gained nothing more, for a
- * 59 KB body either. An apiserver's headers are under
- * 1 KiB (a bearer token for webhook authentication adds one or two); past
- * about 15 KiB of headers the answer is 431 (nginx's default is 8 KiB a
- * header line, four lines).
+ * all of it after every request. At 16 KiB a 6 KB review sent as one
+ * TLS record (wrk, openloop) is read in one piece; at 8 KiB it came in two,
+ * and the second piece's way through GnuTLS and libmicrohttpd's loop
+ * cost 8-11 % of the review on the 16-core device (issue 15's twentieth
+ * round), far more than zeroing 8 KiB more. The apiserver's Go client
+ * sends such a review as two records, two pieces at either size: level.
+ * Larger buffers gained nothing more, for a 59 KB body either. An
+ * apiserver's headers are under 1 KiB (a bearer token for webhook
+ * authentication adds one or two); past about 15 KiB of headers the
+ * answer is 431 (nginx's default is 8 KiB a header line, four lines).
  */
 #define SERVER_CONN_MEMORY (16 * 1024)
 

@@ -13,7 +13,8 @@
 # test/bench/noparse_review.c) and topogate-checkonly (such a body is only
 # checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
 # SERVERS, once test/bench/instruments-check.sh has passed them; and
-# decide_bench, whose parse turns.sh times around each turn. The
+# decide_bench, whose parse turns.sh times around each turn; and apiload
+# (test/bench/apiload, Go's client) for together.sh's TESTS=go. The
 # bundle's copy of drive.py learns a server "topogate-new" (port 8451,
 # probes 8452, on --tg-null-cpu, its log to a file like topogate's).
 # Then, on the many-core machine, from the project root:
@@ -81,6 +82,15 @@ cp "$repo/test/bench/manycore-neighbours.sh" "$D/neighbours.sh"
 cp "$repo/test/bench/turns_table.py" "$D/turns-table.py"
 chmod +x "$D/ab.sh" "$D/probe.sh" "$D/same.sh" "$D/turns.sh" "$D/together.sh" \
 	"$D/neighbours.sh"
+# apiload for together.sh's TESTS=go: Go's own client, built static, where
+# Go is installed (make bench installs golang-1.19-go).
+go=$(command -v go || echo /usr/lib/go-1.19/bin/go)
+if [ -x "$go" ]; then
+	(cd "$repo/test/bench/apiload" && CGO_ENABLED=0 GOCACHE="$repo/build/gocache" \
+		"$go" build -o "$D/bin/apiload" .)
+else
+	echo "manycore-ab.sh: no Go here: the bundle has no apiload (TESTS=go)" >&2
+fi
 # strace for probe.sh's system call counts, with the libraries it loads.
 if command -v strace >/dev/null; then
 	cp "$(command -v strace)" "$D/bin/"

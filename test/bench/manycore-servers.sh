@@ -61,13 +61,17 @@ cpu_us() { # PID
 }
 
 # One load on the server at PORT for $dur s from CLIENT_CPUS, into OUT:
-# kept alive at saturation (ka: wrk, 4 threads, 32 connections) or open
-# loop at RATE (1,000)/s (1k: openloop, kept connections).
+# kept alive at saturation (ka: wrk, 4 threads, 32 connections; go: the
+# same with Go's net/http client, whose records are shaped like the
+# apiserver's, bin/apiload from test/bench/apiload) or open loop at RATE
+# (1,000)/s (1k: openloop, kept connections).
 load() { # TEST PORT CLIENT_CPUS OUT
 	local url="https://127.0.0.1:$2/mutate?timeout=10s"
 	if [ "$1" = ka ]; then
 		taskset -c "$3" wrk -t4 -c32 -d"${dur}s" --timeout 10s \
 			-s "$here/bench/post.lua" "$url" -- "$fx" >"$4" 2>&1
+	elif [ "$1" = go ]; then
+		taskset -c "$3" apiload -u "$url" -b "$fx" -d "$dur" -c 32 >"$4" 2>&1
 	else
 		taskset -c "$3" openloop -u "$url" -b "$fx" -r "${RATE:-1000}" \
 			-d "$dur" -w 0 -c 64 -p 4 -t 5000 -g 3 >"$4" 2>"$4.err"
@@ -82,6 +86,9 @@ report() { # NAME TEST ROUND OUT C0 C1
 	if [ "$2" = ka ]; then
 		n=$(awk '/requests in/ {print $1}' "$4")
 		extra=$(awk '/Non-2xx|Socket errors/' "$4" | tr -s ' \n' ' ')
+	elif [ "$2" = go ]; then
+		n=$(awk '/ reviews$/ {print $1}' "$4")
+		extra=$(awk '/ failed$/' "$4")
 	else
 		n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured_ok"])' "$4" 2>/dev/null)
 		extra=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("p50 %d p99 %d p99.9 %d us, failed %d" % (j["p50_us"], j["p99_us"], j["p999_us"], j["measured_failed"]))' "$4" 2>/dev/null)

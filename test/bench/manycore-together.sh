@@ -26,7 +26,8 @@
 # column, the median of each round's ratio to nginx, is the figure this
 # run is for). With bin/decide_bench, each round is bracketed by "pace"
 # lines as in turns.sh.
-# TESTS ("ka 1k") picks the tests.
+# TESTS ("ka 1k") picks the tests; "go" is ka's load from Go's net/http
+# client (bin/apiload), whose TLS records are shaped like the apiserver's.
 #   SRV_CPU=2 CLIENTS="8-11 12-15" TESTS="ka 1k" RATE=1000 DUR=5 ROUNDS=6
 #   FX=p4d-training.json
 set -u
@@ -47,7 +48,7 @@ read -r -a client_cpus <<<"${CLIENTS:-8-11 12-15}"
 	{ echo "together.sh: CLIENTS names fewer CPU lists than SERVERS" >&2; exit 2; }
 
 clients() { # I TEST: server i's client CPUs
-	if [ "$2" = ka ]; then echo "${client_cpus[$1]}"; else echo "${client_cpus[$1]%%[-,]*}"; fi
+	if [ "$2" != 1k ]; then echo "${client_cpus[$1]}"; else echo "${client_cpus[$1]%%[-,]*}"; fi
 }
 
 # One test for all servers at once: their CPU time while their loads run.

@@ -8,7 +8,9 @@ Reads what build/benchbundle/turns.sh or together.sh wrote
 server, the median over rounds of its CPU per review kept alive and at
 the open-loop rate, its reviews/s kept alive (DUR: the seconds of each
 test, from the file's first line when it has one, 6 when not), the
-medians of its latency percentiles at that rate, and each figure's ratio
+medians of its latency percentiles at that rate, the kept-alive figures
+under Go's client where the run had them (together.sh's TESTS=go), and
+each figure's ratio
 to nginx's when nginx ran: the ratio of the medians, then ("paired") the
 median of each round's own ratio, the figure for servers that ran at the
 same moments (together.sh). Then how many turns the CPU's pace changed in
@@ -39,7 +41,7 @@ def read(path):
             continue
         m = re.match(r"(\d+) reviews +([\d.]+) us CPU a review",
                      " ".join(f[3:]))
-        if f[1] not in ("ka", "1k") or m is None:
+        if f[1] not in ("ka", "1k", "go") or m is None:
             continue
         run = runs.setdefault((f[2], f[1]),
                               {"cpu": [], "n": [], "lat": [], "round": {}})
@@ -93,13 +95,17 @@ def main():
 
     med = {k: statistics.median(v["cpu"]) for k, v in runs.items()}
     reviews = {k: statistics.median(v["n"]) / dur for k, v in runs.items()}
+    go_ran = any(test == "go" for _, test in runs)
     print("| server | rounds | CPU µs a review kept alive "
           "| reviews/s kept alive | CPU µs a review at %s/s "
-          "| p50 / p99 / p99.9 µs at %s/s |" % (rate, rate))
-    print("|---|---|---|---|---|---|")
+          "| p50 / p99 / p99.9 µs at %s/s |" % (rate, rate) +
+          (" CPU µs a review, Go's client | reviews/s, Go's client |"
+           if go_ran else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|" if go_ran else ""))
     for s in servers:
         ka, open_loop = runs.get((s, "ka")), runs.get((s, "1k"))
-        cells = [s, str(len(ka["cpu"]) if ka else len(open_loop["cpu"]))]
+        go = runs.get((s, "go"))
+        cells = [s, str(len((ka or open_loop or go)["cpu"]))]
         if ka:
             cells.append(cell("%.1f", med[s, "ka"], med.get(("nginx", "ka")),
                               paired(s, "ka")))
@@ -113,6 +119,13 @@ def main():
             lat = open_loop["lat"] and median_latency(open_loop["lat"])
             cells.append("%.0f / %.0f / %.0f" % lat if lat else "")
         else:
+            cells += ["", ""]
+        if go:
+            cells.append(cell("%.1f", med[s, "go"], med.get(("nginx", "go")),
+                              paired(s, "go")))
+            cells.append(cell("%.0f", reviews[s, "go"],
+                              reviews.get(("nginx", "go"))))
+        elif go_ran:
             cells += ["", ""]
         print("| " + " | ".join(cells) + " |")
     bracketed = [p for p in paces.values() if "before" in p and "after" in p]

@@ -1,0 +1,3 @@
+module topogate/apiload
+
+go 1.19
