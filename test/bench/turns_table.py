@@ -10,12 +10,12 @@ the open-loop rate, its reviews/s kept alive (DUR: the seconds of each
 test, from the file's first line when it has one, 6 when not), the
 medians of its latency percentiles at that rate, the kept-alive figures
 under Go's client where the run had them (together.sh's TESTS=go), and
-each figure's ratio
-to nginx's when nginx ran: the ratio of the medians, then ("paired") the
-median of each round's own ratio, the figure for servers that ran at the
-same moments (together.sh). Then how many turns the CPU's pace changed in
-("pace" lines: pace() in manycore-servers.sh), since a turn whose pace
-changed ran partly at the other one.
+each figure's ratio to nginx's when nginx ran: the ratio of the
+medians, then ("paired") the median of each round's own ratio, the
+figure for servers that ran at the same moments (together.sh). Then how
+many turns the CPU's pace changed in ("pace" lines: pace() in
+manycore-servers.sh), since a turn whose pace changed ran partly at
+the other one.
 """
 import re
 import statistics
