@@ -102,17 +102,21 @@ def main():
           (" CPU µs a review, Go's client | reviews/s, Go's client |"
            if go_ran else ""))
     print("|---|---|---|---|---|---|" + ("---|---|" if go_ran else ""))
+
+    def kept_alive(server, test):
+        """CPU a review and reviews/s under a kept-alive load (ka, go)."""
+        if (server, test) not in runs:
+            return ["", ""]
+        return [cell("%.1f", med[server, test], med.get(("nginx", test)),
+                     paired(server, test)),
+                cell("%.0f", reviews[server, test],
+                     reviews.get(("nginx", test)))]
+
     for s in servers:
         ka, open_loop = runs.get((s, "ka")), runs.get((s, "1k"))
         go = runs.get((s, "go"))
         cells = [s, str(len((ka or open_loop or go)["cpu"]))]
-        if ka:
-            cells.append(cell("%.1f", med[s, "ka"], med.get(("nginx", "ka")),
-                              paired(s, "ka")))
-            cells.append(cell("%.0f", reviews[s, "ka"],
-                              reviews.get(("nginx", "ka"))))
-        else:
-            cells += ["", ""]
+        cells += kept_alive(s, "ka")
         if open_loop:
             cells.append(cell("%.1f", med[s, "1k"], med.get(("nginx", "1k")),
                               paired(s, "1k")))
@@ -120,13 +124,8 @@ def main():
             cells.append("%.0f / %.0f / %.0f" % lat if lat else "")
         else:
             cells += ["", ""]
-        if go:
-            cells.append(cell("%.1f", med[s, "go"], med.get(("nginx", "go")),
-                              paired(s, "go")))
-            cells.append(cell("%.0f", reviews[s, "go"],
-                              reviews.get(("nginx", "go"))))
-        elif go_ran:
-            cells += ["", ""]
+        if go_ran:
+            cells += kept_alive(s, "go")
         print("| " + " | ".join(cells) + " |")
     bracketed = [p for p in paces.values() if "before" in p and "after" in p]
     changed = sum(1 for p in bracketed
