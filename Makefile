@@ -135,13 +135,14 @@ test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
 	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN) \
-		$(CHECKONLY_BIN) $(BENCH_BIN)
+		$(CHECKONLY_BIN) $(TWICE_BIN) $(BENCH_BIN)
 	@for b in topogate topogate-certgen topogate-kubewatch; do \
 		readelf -d $(BUILD)/$$b | grep -q BIND_NOW || \
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
 	done
 	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
-		$(NOPARSE_BIN) $(CHECKONLY_BIN) test/e2e/review-plain.json \
+		$(NOPARSE_BIN) $(CHECKONLY_BIN) $(TWICE_BIN) \
+		test/e2e/review-plain.json \
 		$(wildcard $(SHARED)/bench/fixtures/*.json)
 	@$(BENCH_BIN) -n 3 -b 1 -m read test/e2e/review-plain.json | \
 		grep -q '"read_ns":[1-9]' && \
@@ -278,6 +279,15 @@ $(NOPARSE_BIN): test/bench/noparse_review.c test/bench/kept_tree.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wl,--wrap=jsonread_in_place -o $@ \
 		$(filter-out %.h,$^) $(LIBS)
+
+# topogate serve that runs a first review before each one it answers
+# (test/bench/twice_review.c): beside topogate, what a review costs right
+# after another instead of right after the transport.
+TWICE_BIN = $(BUILD)/bench/topogate-twice
+
+$(TWICE_BIN): test/bench/twice_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond_in_place -o $@ $^ $(LIBS)
 
 # topogate serve whose parse only checks a body it has read before,
 # building nothing (test/bench/checkonly_review.c, which compiles

@@ -10,9 +10,11 @@
 # with a fixed "allowed" for every review: the transport's own cost,
 # test/bench/floor_review.c). The instruments topogate-floor,
 # topogate-noparse (the parse of a body read before costs nothing,
-# test/bench/noparse_review.c) and topogate-checkonly (such a body is only
-# checked, test/bench/checkonly_review.c) go into bin/ too, for turns.sh's
-# SERVERS, once test/bench/instruments-check.sh has passed them; and
+# test/bench/noparse_review.c), topogate-checkonly (such a body is only
+# checked, test/bench/checkonly_review.c) and topogate-twice (a first
+# review before each, test/bench/twice_review.c, also as topogate-twice-copy,
+# -first-large-pod-shuffled and -first-p4d-training) go into bin/ too, for
+# turns.sh's SERVERS, once test/bench/instruments-check.sh has passed them; and
 # decide_bench, whose parse turns.sh times around each turn; and apiload
 # (test/bench/apiload, Go's client) for together.sh's TESTS=go. The
 # bundle's copy of drive.py learns a server "topogate-new" (port 8451,
@@ -38,7 +40,7 @@ fi
 [ "$src" = "$repo" ] || rm -rf "$src"
 new=build/ab/topogate
 [ "${FLOOR:-0}" = 1 ] && new=build/ab/bench/topogate-floor
-instruments=(floor noparse checkonly)
+instruments=(floor noparse checkonly twice)
 make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogate-}" \
 	build/ab/bench/decide_bench
 # The instruments must measure what they say (a new way into the review
@@ -49,6 +51,13 @@ make -s -C "$repo" BUILD=build/ab all "${instruments[@]/#/build/ab/bench/topogat
 cp "$repo/$new" "$D/bin/topogate-new"
 cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
 	"$repo/build/ab/bench/decide_bench" "$D/bin/"
+# topogate-twice under the names that pick its first review
+# (test/bench/twice_review.c), and the large pod's twin body for one.
+python3 "$repo/test/bench/shuffle_env.py" "$D/fixtures/large-pod.json" \
+	"$D/fixtures/large-pod-shuffled.json"
+for name in copy first-large-pod-shuffled first-p4d-training; do
+	cp "$D/bin/topogate-twice" "$D/bin/topogate-twice-$name"
+done
 python3 - "$D/drive.py" <<'PY'
 import sys
 p = sys.argv[1]
