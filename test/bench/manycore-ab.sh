@@ -13,7 +13,8 @@
 # test/bench/noparse_review.c), topogate-checkonly (such a body is only
 # checked, test/bench/checkonly_review.c) and topogate-twice (a first
 # review before each, test/bench/twice_review.c, also as topogate-twice-copy,
-# -first-large-pod-shuffled and -first-p4d-training) go into bin/ too, for
+# -first-large-pod-shuffled, -first-large-pod-valuefrom and
+# -first-p4d-training) go into bin/ too, for
 # turns.sh's SERVERS, once test/bench/instruments-check.sh has passed them; and
 # decide_bench, whose parse turns.sh times around each turn; and apiload
 # (test/bench/apiload, Go's client) for together.sh's TESTS=go. The
@@ -52,11 +53,16 @@ cp "$repo/$new" "$D/bin/topogate-new"
 cp "${instruments[@]/#/$repo/build/ab/bench/topogate-}" \
 	"$repo/build/ab/bench/decide_bench" "$D/bin/"
 # topogate-twice under the names that pick its first review
-# (test/bench/twice_review.c), and the large pod's twin body for one.
+# (test/bench/twice_review.c), and the large pod's twin bodies for two:
+# other strings, and another structure too. Hard links: the bundle must
+# stay under the device's 64 MiB.
 python3 "$repo/test/bench/shuffle_env.py" "$D/fixtures/large-pod.json" \
 	"$D/fixtures/large-pod-shuffled.json"
-for name in copy first-large-pod-shuffled first-p4d-training; do
-	cp "$D/bin/topogate-twice" "$D/bin/topogate-twice-$name"
+python3 "$repo/test/bench/shuffle_env.py" --value-from \
+	"$D/fixtures/large-pod.json" "$D/fixtures/large-pod-valuefrom.json"
+for name in copy first-large-pod-shuffled first-large-pod-valuefrom \
+	first-p4d-training; do
+	ln -f "$D/bin/topogate-twice" "$D/bin/topogate-twice-$name"
 done
 python3 - "$D/drive.py" <<'PY'
 import sys
