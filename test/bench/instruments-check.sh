@@ -35,6 +35,18 @@ answers() {
 	stop_server
 }
 
+# same_answers WHAT WANT [EXIT]: TMP/answers is WANT three times, and
+# with EXIT, topogate-twice said "topogate-twice: EXIT" as it ended.
+same_answers() {
+	if [ "$(sort -u "$TMP/answers")" = "$2" ] &&
+		[ "$(wc -l <"$TMP/answers")" = 3 ] &&
+		{ [ -z "${3:-}" ] || grep -qx "topogate-twice: $3" "$TMP/server.log"; }; then
+		ok "$1"
+	else
+		not_ok "$1" "$(grep topogate-twice "$TMP/server.log"; head -c 300 "$TMP/answers")"
+	fi
+}
+
 for fixture in "$@"; do
 	name=$(basename "$fixture")
 	want=$("$REAL" audit --review - <"$fixture")
@@ -46,34 +58,26 @@ for fixture in "$@"; do
 		ok "floor answers $name allowed, no patch"
 	fi
 	for bin in "${SAME[@]}"; do
-		what="$(basename "$bin") answers $name three times as topogate does"
+		exit_line=
+		[ "$bin" != "$TWICE" ] || exit_line="3 first reviews, 3 copies"
 		answers "$bin" "$fixture"
-		if [ "$(sort -u "$TMP/answers")" = "$want" ] &&
-			[ "$(wc -l <"$TMP/answers")" = 3 ]; then
-			ok "$what"
-		else
-			not_ok "$what" "$(head -c 300 "$TMP/answers")"
-		fi
+		same_answers "$(basename "$bin") answers $name three times as topogate does${exit_line:+, $exit_line}" \
+			"$want" "$exit_line"
 	done
 done
-# twice_as NAME FIXTURE FIRST WANT: topogate-twice run as NAME (a link in
-# TMP/bin, with FIRST as TMP/fixtures/other.json) answers FIXTURE as
-# topogate does, and its exit line is WANT.
+# twice_as NAME FIRST EXIT: topogate-twice run as NAME (a link in TMP/bin,
+# with FIRST as TMP/fixtures/other.json) answers the first fixture as
+# topogate does, and says EXIT as it ends.
 twice_as() {
-	local what="topogate-twice as $1 answers $(basename "$2") as topogate does, $4"
 	mkdir -p "$TMP/bin" "$TMP/fixtures"
-	ln -sf "$(cd "$(dirname "$TWICE")" && pwd)/$(basename "$TWICE")" "$TMP/bin/$1"
-	cp "$3" "$TMP/fixtures/other.json"
-	answers "$TMP/bin/$1" "$2"
-	if [ "$(sort -u "$TMP/answers")" = "$("$REAL" audit --review - <"$2")" ] &&
-		grep -q "^topogate-twice: $4\$" "$TMP/server.log"; then
-		ok "$what"
-	else
-		not_ok "$what" "$(grep topogate-twice "$TMP/server.log"; head -c 300 "$TMP/answers")"
-	fi
+	ln -sf "$(realpath "$TWICE")" "$TMP/bin/$1"
+	cp "$2" "$TMP/fixtures/other.json"
+	answers "$TMP/bin/$1" "$FIRST"
+	same_answers "topogate-twice as $1 answers $(basename "$FIRST") as topogate does, $3" \
+		"$("$REAL" audit --review - <"$FIRST")" "$3"
 }
-twice_as topogate-twice "$1" "$1" "3 first reviews, 3 copies"
-twice_as topogate-twice-copy "$1" "$1" "0 first reviews, 3 copies"
-twice_as topogate-twice-first-other "$1" "${!#}" "3 first reviews, 3 copies"
+FIRST=$1
+twice_as topogate-twice-copy "$1" "0 first reviews, 3 copies"
+twice_as topogate-twice-first-other "${!#}" "3 first reviews, 3 copies"
 echo "instruments: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
