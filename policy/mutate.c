@@ -77,12 +77,13 @@ container_gpus(const cJSON *c)
 
 /*
  * What the patches ask of each container several times is read once: its
- * GPU count (four look-ups and a parse; struct gpus) and whether it gets
- * our /dev/shm mount (patch_shm()). For the first CONTAINERS_KEPT
- * containers; any past them is read again where asked (the golden case
- * gpu-container-after-nine-sidecars-mutate goes there).
+ * GPU count (four look-ups and a parse, made by workload_read(); struct
+ * gpus) and whether it gets our /dev/shm mount (patch_shm()). For the
+ * first CONTAINERS_KEPT containers; any past them is read again where
+ * asked (the golden case gpu-container-after-nine-sidecars-mutate goes
+ * there).
  */
-#define CONTAINERS_KEPT 8
+#define CONTAINERS_KEPT WORKLOAD_CONTAINERS
 
 struct gpus {
     long of[CONTAINERS_KEPT];
@@ -90,8 +91,9 @@ struct gpus {
                  or -1 */
 };
 
+/* w is workload_read() of the pod whose containers these are. */
 static void
-read_gpus(const cJSON *containers, struct gpus *g)
+read_gpus(const cJSON *containers, const struct workload *w, struct gpus *g)
 {
     long most = 0;
     int i = 0;
@@ -100,7 +102,8 @@ read_gpus(const cJSON *containers, struct gpus *g)
     g->main = -1;
     cJSON_ArrayForEach(c, containers)
     {
-        long n = container_gpus(c);
+        long n = i < CONTAINERS_KEPT ? w->container_gpus[i]
+                                     : container_gpus(c);
         if (i < CONTAINERS_KEPT)
             g->of[i] = n;
         if (n > most) {
@@ -255,7 +258,7 @@ patch_efa(const cJSON *containers, const struct gpus *g,
     long want = efa_share(w, t);
     int main_i = g->main;
     const char *nic = t->nic;
-    const cJSON *c;
+    const cJSON *c, *named;
     int i = 0;
 
     if (t->efa < 0)
@@ -263,8 +266,10 @@ patch_efa(const cJSON *containers, const struct gpus *g,
                                 "RDMA NICs: none patched; pin one type");
     if (want < 1 || main_i < 0 || nic == NULL)
         return 0;
-    /* A container that names EFA, even as 0, is the user's choice. */
-    cJSON_ArrayForEach(c, containers)
+    /* A container that names EFA, even as 0, is the user's choice; for
+     * EFA itself workload_read() already saw whether one does. */
+    named = strcmp(nic, RESOURCE_EFA) != 0 || w->efa_named ? containers : NULL;
+    cJSON_ArrayForEach(c, named)
     {
         long have;
         enum count_status st = pod_count(c, nic, &have);
@@ -322,7 +327,7 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
     const cJSON *c;
     long extra;
 
-    read_gpus(containers, &g);
+    read_gpus(containers, w, &g);
     main_i = g.main;
     c = cJSON_GetArrayItem(containers, main_i);
 
@@ -642,8 +647,8 @@ env_applies(const struct env_var *e, long efa)
 
 /* The env of t into container c, which is at JSON pointer cpath. */
 static int
-patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
-          bool override, struct decision *d)
+patch_env(const cJSON *c, uint64_t env_firsts, const char *cpath,
+          const struct target *t, long efa, bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
     const void *adds[TARGET_MAX_ENV];
@@ -663,7 +668,7 @@ patch_env(const cJSON *c, const char *cpath, const struct target *t, long efa,
     pointer_join(path, sizeof(path), cpath, "/env");
     for (size_t k = 0; k < t->n_env; k++)
         names[k] = t->env[k]->name;
-    pod_env_all(c, names, t->n_env, had);
+    pod_env_all(c, env_firsts, names, t->n_env, had);
     for (size_t k = 0; k < t->n_env; k++) {
         const struct env_var *e = t->env[k];
         const cJSON *have = had[k];
@@ -715,7 +720,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                          "topogate patches none",
                       t->name, t->nic_annotation) < 0)
         return -1;
-    read_gpus(containers, &g);
+    read_gpus(containers, w, &g);
     if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, &g, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
@@ -733,8 +738,8 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                 (in->env && (w->starts_ranks
                                  ? mutate_launcher_env(c, cpath, t, efa,
                                                        override, d)
-                                 : patch_env(c, cpath, t, efa, override,
-                                             d)) < 0))
+                                 : patch_env(c, workload_env_firsts(w, i),
+                                             cpath, t, efa, override, d)) < 0))
                 return -1;
         }
         i++;
@@ -806,7 +811,7 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
         free(list.value);
         return -1;
     }
-    rc = patch_env(c, cpath, &lt, efa, override, d);
+    rc = patch_env(c, POD_ENV_FIRSTS_UNKNOWN, cpath, &lt, efa, override, d);
     free(list.value);
     return rc;
 }

@@ -62,12 +62,26 @@ pod_count(const cJSON *container, const char *resource, long *out)
     return count_of(pod_resource(container, resource), out);
 }
 
+struct pod_maps
+pod_maps(const cJSON *container)
+{
+    const cJSON *res = json_get(container, "resources");
+    return (struct pod_maps){json_get(res, "limits"),
+                             json_get(res, "requests")};
+}
+
 struct pod_quantity
 pod_quantity(const cJSON *container, const char *resource)
 {
-    const cJSON *res = json_get(container, "resources");
-    const cJSON *limit = json_get(json_get(res, "limits"), resource);
-    const cJSON *request = json_get(json_get(res, "requests"), resource);
+    struct pod_maps maps = pod_maps(container);
+    return pod_quantity_in(&maps, resource);
+}
+
+struct pod_quantity
+pod_quantity_in(const struct pod_maps *maps, const char *resource)
+{
+    const cJSON *limit = json_get(maps->limits, resource);
+    const cJSON *request = json_get(maps->requests, resource);
     struct pod_quantity q = {
         .value = present(limit) != NULL ? limit : present(request),
         .null_map = is_null(limit)     ? "limits"
@@ -91,7 +105,7 @@ pod_is_sidecar(const cJSON *init_container)
  * compared byte by byte (a large pod has hundreds of entries, scanned a
  * dozen times a review), any other order is looked up.
  */
-static const char *
+static inline const char *
 env_name(const cJSON *e)
 {
     const cJSON *first = e->child;
@@ -132,9 +146,29 @@ first_byte_bit(const char *name)
     return (uint64_t)1 << ((unsigned char)name[0] & 63);
 }
 
+const cJSON *
+pod_env_noting(const cJSON *container, const char *name, uint64_t *firsts)
+{
+    const cJSON *e, *found = NULL;
+    uint64_t seen = 0; /* not *firsts: a char read may alias it */
+
+    cJSON_ArrayForEach(e, json_get(container, "env"))
+    {
+        const char *n = env_name(e);
+
+        if (n == NULL)
+            continue;
+        seen |= first_byte_bit(n);
+        if (found == NULL && n[0] == name[0] && strcmp(n, name) == 0)
+            found = e;
+    }
+    *firsts = seen;
+    return found;
+}
+
 void
-pod_env_all(const cJSON *container, const char *const *names, size_t n,
-            const cJSON **found)
+pod_env_all(const cJSON *container, uint64_t env_firsts,
+            const char *const *names, size_t n, const cJSON **found)
 {
     uint64_t firsts = 0; /* entries whose first byte is none of these are
                             passed at a glance */
@@ -148,6 +182,8 @@ pod_env_all(const cJSON *container, const char *const *names, size_t n,
             left++;
         }
     }
+    if ((firsts & env_firsts) == 0)
+        return;
     cJSON_ArrayForEach(e, json_get(container, "env"))
     {
         const char *have;

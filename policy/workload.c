@@ -41,9 +41,10 @@ is_true(const char *s)
  * and the first null.
  */
 static struct pod_quantity
-count_or_note(const cJSON *c, const char *resource, struct workload *w)
+count_or_note(const cJSON *c, const struct pod_maps *maps,
+              const char *resource, struct workload *w)
 {
-    struct pod_quantity q = pod_quantity(c, resource);
+    struct pod_quantity q = pod_quantity_in(maps, resource);
 
     if (q.status == COUNT_INVALID && !w->bad_value) {
         w->bad_container = json_string(c, "name");
@@ -69,19 +70,27 @@ read_resources(const cJSON *pod, struct workload *w)
 {
     const cJSON *c;
     long running = 0, init_max = 0;
+    int i = 0;
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
+        struct pod_maps maps = pod_maps(c);
         struct pod_quantity efa;
+        long gpus = count_or_note(c, &maps, RESOURCE_GPU, w).count;
 
-        running += count_or_note(c, RESOURCE_GPU, w).count;
-        efa = count_or_note(c, RESOURCE_EFA, w); /* after: the first noted */
+        if (i < WORKLOAD_CONTAINERS)
+            w->container_gpus[i] = gpus;
+        i++;
+        running += gpus;
+        /* After the GPU count: the first bad or null value is noted. */
+        efa = count_or_note(c, &maps, RESOURCE_EFA, w);
         w->efa += efa.count;
         w->efa_named = w->efa_named || efa.value != NULL;
     }
     cJSON_ArrayForEach(c, spec_field(pod, "initContainers"))
     {
-        long n = count_or_note(c, RESOURCE_GPU, w).count;
+        struct pod_maps maps = pod_maps(c);
+        long n = count_or_note(c, &maps, RESOURCE_GPU, w).count;
         if (pod_is_sidecar(c))
             running += n;
         else if (n > init_max)
@@ -171,18 +180,38 @@ read_owner(const cJSON *pod, struct workload *w)
     return OWNER_NONE;
 }
 
-/* The container that carries the job's env: the first one that has it. */
+/*
+ * The container that carries the job's env: the first one that has it.
+ * Each env it passes over is walked to its end, noting its first bytes
+ * for mutate.c: the env a pod adds to is most often one looked at here.
+ */
 static const cJSON *
-job_env_container(const cJSON *pod)
+job_env_container(const cJSON *pod, struct workload *w)
 {
-    const cJSON *c;
+    const cJSON *c, *found;
+    int i = 0;
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
-        if (pod_env(c, "PET_NNODES"))
+        if (i < WORKLOAD_CONTAINERS) {
+            found = pod_env_noting(c, "PET_NNODES", &w->env_firsts[i]);
+            w->env_noted |= 1u << i;
+        } else {
+            found = pod_env(c, "PET_NNODES");
+        }
+        if (found)
             return c;
+        i++;
     }
     return NULL;
+}
+
+uint64_t
+workload_env_firsts(const struct workload *w, int i)
+{
+    return i >= 0 && i < WORKLOAD_CONTAINERS && (w->env_noted >> i & 1)
+               ? w->env_firsts[i]
+               : POD_ENV_FIRSTS_UNKNOWN;
 }
 
 static bool
@@ -210,7 +239,7 @@ containers_env(const cJSON *pod, const char *name)
 static void
 read_shape(const cJSON *pod, struct workload *w)
 {
-    const cJSON *c = job_env_container(pod);
+    const cJSON *c = job_env_container(pod, w);
     const char *nnodes = pod_env_value(c, "PET_NNODES");
     const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
     const char *colon;
