@@ -439,10 +439,10 @@ shm_size(const cJSON *spec, const struct gpus *g, const struct target *t)
 
     cJSON_ArrayForEach(c, json_get(spec, "containers"))
     {
-        limit =
-            json_get(json_get(json_get(c, "resources"), "limits"), "memory");
-        if (gpus_of(g, i++, c) > 0 && quantity_json(limit, &v) == 0 &&
-            v < best) {
+        if (gpus_of(g, i++, c) == 0)
+            continue;
+        limit = json_get(pod_maps(c).limits, "memory");
+        if (quantity_json(limit, &v) == 0 && v < best) {
             best = v;
             smallest = limit;
         }

@@ -19,7 +19,7 @@
  * nodes (kubeflow/trainer pkg/constants). */
 #define TRAINER_LAUNCHER "launcher"
 #define TRAINER_MPI_SSH_VOLUME "mpi-ssh-auth"
-#define WORKLOAD_CONTAINERS 8
+#define WORKLOAD_CONTAINERS 16
 
 enum owner {
     OWNER_NONE,       /* not a training pod topogate governs */

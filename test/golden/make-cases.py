@@ -1335,10 +1335,8 @@ def _(n):
     }])
 
 
-# The GPU container tenth, after nine that hold none: past the counts
-# mutate.c keeps per container, its ops still name /spec/containers/9.
-@case("gpu-container-after-nine-sidecars-mutate")
-def _(n):
+def tj_after_helpers(n, helpers):
+    """tj_2x8 with its GPU container after that many that hold none."""
     r = tj_2x8(n)
     spec = r["request"]["object"]["spec"]
     sfx = suffix_for(n)
@@ -1347,8 +1345,22 @@ def _(n):
         command=["sleep", "infinity"],
         resources={"limits": {"cpu": "10m", "memory": "16Mi"},
                    "requests": {"cpu": "10m", "memory": "16Mi"}},
-    ) for i in range(9)] + spec["containers"]
+    ) for i in range(helpers)] + spec["containers"]
     return r
+
+
+# The GPU container tenth, after nine that hold none: its ops name
+# /spec/containers/9.
+@case("gpu-container-after-nine-sidecars-mutate")
+def _(n):
+    return tj_after_helpers(n, 9)
+
+
+# The same past seventeen: workload.c and mutate.c keep counts for the
+# first sixteen containers; the eighteenth is read where asked.
+@case("gpu-container-after-seventeen-sidecars-mutate")
+def _(n):
+    return tj_after_helpers(n, 17)
 
 
 @case("whole-node-annotation-fills-gpu")
