@@ -80,8 +80,8 @@ container_gpus(const cJSON *c)
  * GPU count (four look-ups and a parse, made by workload_read(); struct
  * gpus) and whether it gets our /dev/shm mount (patch_shm()). For the
  * first CONTAINERS_KEPT containers; any past them is read again where
- * asked (the golden case gpu-container-after-nine-sidecars-mutate goes
- * there).
+ * asked (the golden case gpu-container-after-seventeen-sidecars-mutate
+ * goes there).
  */
 #define CONTAINERS_KEPT WORKLOAD_CONTAINERS
 

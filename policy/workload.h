@@ -19,6 +19,9 @@
  * nodes (kubeflow/trainer pkg/constants). */
 #define TRAINER_LAUNCHER "launcher"
 #define TRAINER_MPI_SSH_VOLUME "mpi-ssh-auth"
+
+/* The containers, from the first, whose GPU count and env first bytes a
+ * struct workload keeps for mutate.c; any past them is read again. */
 #define WORKLOAD_CONTAINERS 16
 
 enum owner {
