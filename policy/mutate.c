@@ -86,10 +86,17 @@ container_gpus(const cJSON *c)
 #define CONTAINERS_KEPT WORKLOAD_CONTAINERS
 
 struct gpus {
-    long of[CONTAINERS_KEPT];
+    const long *of; /* the workload's container_gpus */
     int main; /* the container that holds the most (the first of equals),
                  or -1 */
 };
+
+/* The GPU count of c, container i. */
+static long
+gpus_of(const struct gpus *g, int i, const cJSON *c)
+{
+    return i < CONTAINERS_KEPT ? g->of[i] : container_gpus(c);
+}
 
 /* w is workload_read() of the pod whose containers these are. */
 static void
@@ -99,26 +106,17 @@ read_gpus(const cJSON *containers, const struct workload *w, struct gpus *g)
     int i = 0;
     const cJSON *c;
 
+    g->of = w->container_gpus;
     g->main = -1;
     cJSON_ArrayForEach(c, containers)
     {
-        long n = i < CONTAINERS_KEPT ? w->container_gpus[i]
-                                     : container_gpus(c);
-        if (i < CONTAINERS_KEPT)
-            g->of[i] = n;
+        long n = gpus_of(g, i, c);
         if (n > most) {
             most = n;
             g->main = i;
         }
         i++;
     }
-}
-
-/* The GPU count of c, container i. */
-static long
-gpus_of(const struct gpus *g, int i, const cJSON *c)
-{
-    return i < CONTAINERS_KEPT ? g->of[i] : container_gpus(c);
 }
 
 /* --- target --------------------------------------------------------------- */

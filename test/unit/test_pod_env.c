@@ -41,20 +41,24 @@ test_env(void)
     cJSON_Delete(c);
 }
 
+/* Names twice (the first entry counts), folded first bytes that meet
+ * ('!' and 'a' are both 33 in 64), "name" not first, a NULL name, no
+ * name at all, an empty one. */
+static const char env_many[] =
+    "{\"env\":["
+    "{\"name\":\"NCCL_DEBUG\",\"value\":\"INFO\"},"
+    "{\"value\":\"efa\",\"name\":\"FI_PROVIDER\"},"
+    "{\"name\":\"a1\",\"value\":\"x\"},"
+    "{\"name\":null,\"value\":\"y\"},"
+    "{\"value\":\"z\"},"
+    "{\"name\":\"NCCL_DEBUG\",\"value\":\"WARN\"},"
+    "{\"name\":\"NCCL_DEBUG_SUBSYS\",\"value\":\"ALL\"},"
+    "{\"name\":\"\",\"value\":\"empty\"}]}";
+
 static void
 test_env_all(void)
 {
-    /* Names twice (the first entry counts), folded first bytes that meet
-     * ('!' and 'a' are both 33 in 64), "name" not first, a NULL name. */
-    cJSON *c = cJSON_Parse(
-        "{\"env\":["
-        "{\"name\":\"NCCL_DEBUG\",\"value\":\"INFO\"},"
-        "{\"value\":\"efa\",\"name\":\"FI_PROVIDER\"},"
-        "{\"name\":\"a1\",\"value\":\"x\"},"
-        "{\"name\":null,\"value\":\"y\"},"
-        "{\"name\":\"NCCL_DEBUG\",\"value\":\"WARN\"},"
-        "{\"name\":\"NCCL_DEBUG_SUBSYS\",\"value\":\"ALL\"},"
-        "{\"name\":\"\",\"value\":\"empty\"}]}");
+    cJSON *c = cJSON_Parse(env_many);
     static const char *const names[] = {
         "NCCL_DEBUG", "FI_PROVIDER", "!1", "a1", NULL, "NCCL_DEBUG",
         "NCCL_DEBUG_SUBSYS", "NCCL", "", "FI_EFA_USE_DEVICE_RDMA",
@@ -94,15 +98,7 @@ bit(char first)
 static void
 test_env_noting(void)
 {
-    cJSON *c = cJSON_Parse(
-        "{\"env\":["
-        "{\"name\":\"NCCL_DEBUG\",\"value\":\"INFO\"},"
-        "{\"value\":\"efa\",\"name\":\"FI_PROVIDER\"},"
-        "{\"name\":\"a1\",\"value\":\"x\"},"
-        "{\"name\":null,\"value\":\"y\"},"
-        "{\"value\":\"z\"},"
-        "{\"name\":\"NCCL_DEBUG\",\"value\":\"WARN\"},"
-        "{\"name\":\"\",\"value\":\"empty\"}]}");
+    cJSON *c = cJSON_Parse(env_many);
     static const char *const names[] = {
         "NCCL_DEBUG", "FI_PROVIDER", "!1", "a1", "", "PET_NNODES", "NCCL",
     };
