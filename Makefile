@@ -21,23 +21,34 @@ HARDEN = -Wl,-z,relro,-z,now
 LIBS = -lmicrohttpd -lgnutls -lcjson -lyaml -lpthread \
 	-Wl,--push-state,--as-needed -lm -Wl,--pop-state $(HARDEN)
 
-POLICY_SRC  := $(wildcard policy/*.c)
+# One source list per folder, named after it; each folder's README says
+# what it may include, and test/layout/check.sh holds the tree to that.
+BASE_SRC    := $(wildcard base/*.c)
+JSON_SRC    := $(wildcard json/*.c)
+LIB_SRC     := $(wildcard lib/*.c)
+POLICY_SRC  := $(wildcard policy/*.c policy/*/*.c)
 # The apiserver client (libcurl) is topogate-kubewatch's alone, an
 # executable beside topogate: libcurl and what it links (libssh2 ->
 # libcrypto, LDAP, Kerberos) would cost the server 3.4 MiB resident.
-KUBE_SRC    := webhook/kube.c webhook/kubeanswer.c webhook/kubeconfig.c \
-	webhook/kubeframe.c webhook/kubereq.c
-WEBHOOK_SRC := $(filter-out $(KUBE_SRC),$(wildcard webhook/*.c))
+KUBE_SRC    := $(wildcard kube/*.c)
+CLUSTERVIEW_SRC := $(wildcard clusterview/*.c)
+WEBHOOK_SRC := $(wildcard webhook/*.c)
 # OpenSSL is certgen's alone, in an executable of its own beside
 # topogate: the server never loads libcrypto (cmd/certgen_main.c).
 CERTGEN_SRC := cmd/certgen.c cmd/certgen_main.c
 KUBEWATCH_SRC := cmd/kubewatch_main.c
 CMD_SRC     := $(filter-out $(CERTGEN_SRC) $(KUBEWATCH_SRC),$(wildcard cmd/*.c))
-POLICY_OBJ  := $(POLICY_SRC:%.c=$(BUILD)/%.o) $(BUILD)/policy/embedded.o
-KUBE_OBJ    := $(KUBE_SRC:%.c=$(BUILD)/%.o)
-WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/%.o)
-CMD_OBJ     := $(CMD_SRC:%.c=$(BUILD)/%.o)
-CERTGEN_OBJ := $(CERTGEN_SRC:%.c=$(BUILD)/%.o)
+obj = $(1:%.c=$(BUILD)/%.o)
+# The pure floor: policy/ and the text helpers it stands on.
+PURE_OBJ    := $(call obj,$(POLICY_SRC) $(BASE_SRC)) \
+	$(BUILD)/policy/table/embedded.o
+# The I/O both processes share above it: the server, the JSON reader,
+# lib/ and the cluster view's process boundary.
+SERVER_OBJ  := $(call obj,$(WEBHOOK_SRC) $(JSON_SRC) $(LIB_SRC) \
+	$(CLUSTERVIEW_SRC))
+KUBE_OBJ    := $(call obj,$(KUBE_SRC))
+CMD_OBJ     := $(call obj,$(CMD_SRC))
+CERTGEN_OBJ := $(call obj,$(CERTGEN_SRC))
 UNIT_SRC    := $(wildcard test/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 
@@ -53,40 +64,44 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
 	bench-parse-bins bench-parse bench-parse-bundle bench-cold \
-	bench-lines bench-threads
+	bench-lines bench-threads bench-check
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
-$(BUILD)/topogate: $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+$(BUILD)/topogate: $(CMD_OBJ) $(SERVER_OBJ) $(PURE_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/topogate-certgen: $(CERTGEN_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcrypto $(HARDEN)
 
 $(BUILD)/topogate-kubewatch: $(KUBEWATCH_SRC:%.c=$(BUILD)/%.o) $(KUBE_OBJ) \
-		$(WEBHOOK_OBJ) $(POLICY_OBJ)
+		$(SERVER_OBJ) $(PURE_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lcurl
 
-$(BUILD)/%.o: %.c $(wildcard policy/*.h webhook/*.h cmd/*.h)
+# Every folder's objects by the one rule; -MMD records which headers each
+# object read, so a changed header rebuilds just those.
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-$(BUILD)/policy/embedded.o: policy/embedded.S deploy/policy.yaml
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+$(BUILD)/policy/table/embedded.o: policy/table/embedded.S deploy/policy.yaml
 	@mkdir -p $(dir $@)
-	$(CC) -c -o $@ policy/embedded.S
+	$(CC) -c -o $@ policy/table/embedded.S
 
 # Unit tests link policy/ alone (plus cJSON and libyaml): a call into
 # webhook/ from policy/ fails to link here.
-$(BUILD)/unit/test_%: test/unit/test_%.c $(wildcard test/unit/*.h) $(POLICY_OBJ) \
-		$(WEBHOOK_OBJ)
+$(BUILD)/unit/test_%: test/unit/test_%.c $(wildcard test/unit/*.h) $(PURE_OBJ) \
+		$(SERVER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(if $(findstring webhook_,$*), \
-		$(WEBHOOK_OBJ),) $(POLICY_OBJ) $(LIBS)
+		$(SERVER_OBJ),) $(PURE_OBJ) $(LIBS)
 
 # The apiserver client's callbacks as JSON lines, for test/kube/run.sh.
-$(BUILD)/kube_dump: test/kube/kube_dump.c $(KUBE_OBJ) $(WEBHOOK_OBJ) \
-		$(POLICY_OBJ)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(KUBE_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ) \
+$(BUILD)/kube_dump: test/kube/kube_dump.c $(KUBE_OBJ) $(SERVER_OBJ) \
+		$(PURE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(KUBE_OBJ) $(SERVER_OBJ) $(PURE_OBJ) \
 		$(LIBS) -lcurl
 
 # --- installing what is missing -------------------------------------------
@@ -134,31 +149,12 @@ SANBUILD = $(BUILD)/san
 test: test-deps fuzz-deps
 	@[ -d "$(SHARED)" ] || echo "# no $(SHARED): the tests read test/data" \
 		"(test/data/README.md); a test that needs a tool from it says skipped"
-	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN) \
-		$(CHECKONLY_BIN) $(TWICE_BIN) $(BENCH_BIN)
+	@$(MAKE) --no-print-directory all
 	@for b in topogate topogate-certgen topogate-kubewatch; do \
 		readelf -d $(BUILD)/$$b | grep -q BIND_NOW || \
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
 	done
-	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
-		$(NOPARSE_BIN) $(CHECKONLY_BIN) $(TWICE_BIN) \
-		test/e2e/review-plain.json \
-		$(wildcard $(SHARED)/bench/fixtures/*.json)
-	@$(BENCH_BIN) -n 3 -b 1 -m read test/e2e/review-plain.json | \
-		grep -q '"read_ns":[1-9]' && \
-		! $(BENCH_BIN) -m read Makefile 2>/dev/null && \
-		echo "ok - decide_bench -m read (turns.sh's pace)" || \
-		{ echo "not ok - decide_bench -m read: no time for a review's" \
-			"parse, or one for a file that is not a review"; exit 1; }
-	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample.txt 5 | \
-		diff -u test/bench/turns-sample.md - && echo "ok - turns_table" || \
-		{ echo "not ok - turns_table: not the table of turns-sample.txt"; \
-			exit 1; }
-	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample-go.txt | \
-		diff -u test/bench/turns-sample-go.md - && \
-		echo "ok - turns_table with Go's client's column" || \
-		{ echo "not ok - turns_table: not the table of turns-sample-go.txt"; \
-			exit 1; }
+	@test/layout/check.sh
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -223,10 +219,10 @@ fuzz-deps: deps
 # libFuzzer's main.
 fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz_%)
 
-$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(wildcard test/unit/*.h) $(WEBHOOK_OBJ) \
-		$(POLICY_OBJ)
-	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(WEBHOOK_OBJ) \
-		$(POLICY_OBJ) $(LIBS)
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(wildcard test/unit/*.h) $(SERVER_OBJ) \
+		$(PURE_OBJ)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(SERVER_OBJ) \
+		$(PURE_OBJ) $(LIBS)
 
 define fuzz_build
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
@@ -249,23 +245,23 @@ SHARED ?= ../shared
 BENCH_BIN = $(BUILD)/bench/decide_bench
 
 $(BENCH_BIN): test/bench/decide_bench.c test/bench/bench_time.h \
-		$(POLICY_OBJ) $(WEBHOOK_OBJ)
+		$(PURE_OBJ) $(SERVER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(SERVER_OBJ) $(PURE_OBJ) $(LIBS)
 
 VIEW_BENCH = $(BUILD)/bench/view_bench
 
 $(VIEW_BENCH): test/bench/view_bench.c test/bench/bench_time.h \
-		$(POLICY_OBJ) $(WEBHOOK_OBJ)
+		$(PURE_OBJ) $(SERVER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(SERVER_OBJ) $(PURE_OBJ) $(LIBS)
 
 # topogate serve with the review's parse, decision and answer replaced by
 # a fixed "allowed" (test/bench/floor_review.c): what the transport alone
 # costs, for the many-core bench (test/bench/manycore-ab.sh, FLOOR=1).
 FLOOR_BIN = $(BUILD)/bench/topogate-floor
 
-$(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+$(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(SERVER_OBJ) $(PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond \
 		-Wl,--wrap=review_respond_in_place -o $@ $^ $(LIBS)
@@ -275,7 +271,7 @@ $(FLOOR_BIN): test/bench/floor_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
 NOPARSE_BIN = $(BUILD)/bench/topogate-noparse
 
 $(NOPARSE_BIN): test/bench/noparse_review.c test/bench/kept_tree.h \
-		$(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+		$(CMD_OBJ) $(SERVER_OBJ) $(PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wl,--wrap=jsonread_in_place -o $@ \
 		$(filter-out %.h,$^) $(LIBS)
@@ -285,23 +281,48 @@ $(NOPARSE_BIN): test/bench/noparse_review.c test/bench/kept_tree.h \
 # after another instead of right after the transport.
 TWICE_BIN = $(BUILD)/bench/topogate-twice
 
-$(TWICE_BIN): test/bench/twice_review.c $(CMD_OBJ) $(WEBHOOK_OBJ) $(POLICY_OBJ)
+$(TWICE_BIN): test/bench/twice_review.c $(CMD_OBJ) $(SERVER_OBJ) $(PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wl,--wrap=review_respond_in_place -o $@ $^ $(LIBS)
 
 # topogate serve whose parse only checks a body it has read before,
 # building nothing (test/bench/checkonly_review.c, which compiles
-# webhook/jsonread.c in itself): the least a parse into a tape could cost.
+# json/jsonread.c in itself): the least a parse into a tape could cost.
 CHECKONLY_BIN = $(BUILD)/bench/topogate-checkonly
 
 $(CHECKONLY_BIN): test/bench/checkonly_review.c test/bench/kept_tree.h \
-		webhook/jsonread.c $(CMD_OBJ) \
-		$(filter-out $(BUILD)/webhook/jsonread.o,$(WEBHOOK_OBJ)) $(POLICY_OBJ)
+		json/jsonread.c $(CMD_OBJ) \
+		$(filter-out $(BUILD)/json/jsonread.o,$(SERVER_OBJ)) $(PURE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out %.h webhook/jsonread.c,$^) \
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out %.h json/jsonread.c,$^) \
 		$(LIBS)
 
-bench: bench-deps
+# The bench's instruments are checked to measure what they say before
+# anything is measured with them (test/bench/instruments-check.sh).
+bench-check: bench-deps
+	@$(MAKE) --no-print-directory all $(FLOOR_BIN) $(NOPARSE_BIN) \
+		$(CHECKONLY_BIN) $(TWICE_BIN) $(BENCH_BIN)
+	@test/bench/instruments-check.sh $(BUILD)/topogate $(FLOOR_BIN) \
+		$(NOPARSE_BIN) $(CHECKONLY_BIN) $(TWICE_BIN) \
+		test/e2e/review-plain.json \
+		$(wildcard $(SHARED)/bench/fixtures/*.json)
+	@$(BENCH_BIN) -n 3 -b 1 -m read test/e2e/review-plain.json | \
+		grep -q '"read_ns":[1-9]' && \
+		! $(BENCH_BIN) -m read Makefile 2>/dev/null && \
+		echo "ok - decide_bench -m read (turns.sh's pace)" || \
+		{ echo "not ok - decide_bench -m read: no time for a review's" \
+			"parse, or one for a file that is not a review"; exit 1; }
+	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample.txt 5 | \
+		diff -u test/bench/turns-sample.md - && echo "ok - turns_table" || \
+		{ echo "not ok - turns_table: not the table of turns-sample.txt"; \
+			exit 1; }
+	@/usr/bin/python3 test/bench/turns_table.py test/bench/turns-sample-go.txt | \
+		diff -u test/bench/turns-sample-go.md - && \
+		echo "ok - turns_table with Go's client's column" || \
+		{ echo "not ok - turns_table: not the table of turns-sample-go.txt"; \
+			exit 1; }
+
+bench: bench-check
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(VIEW_BENCH)
 	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
@@ -318,9 +339,9 @@ bench-decide: deps
 COLD_BIN = $(BUILD)/bench/cold_review
 
 $(COLD_BIN): test/bench/cold_review.c test/bench/bench_time.h \
-		$(POLICY_OBJ) $(WEBHOOK_OBJ)
+		$(PURE_OBJ) $(SERVER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WEBHOOK_OBJ) $(POLICY_OBJ) $(LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(SERVER_OBJ) $(PURE_OBJ) $(LIBS)
 
 bench-cold: deps
 	@$(MAKE) --no-print-directory $(COLD_BIN)

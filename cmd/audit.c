@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "cmd/audit.h"
-#include "policy/view.h"
+#include "policy/view/view.h"
 #include "cmd/cmd.h"
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "webhook/review.h"
-#include "webhook/file.h"
+#include "lib/file.h"
 
 /* Exit statuses: nothing at or above --fail-on, something is, usage or
  * unreadable input. */

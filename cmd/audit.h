@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "policy/audit.h"
+#include "policy/audit/audit.h"
 
 /* Most placeholders one document may leave unrendered and be read. */
 #define AUDIT_MAX_UNRENDERED 32

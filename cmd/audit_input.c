@@ -15,11 +15,11 @@
 
 #include "cmd/audit.h"
 #include "cmd/cmd.h"
-#include "policy/expand.h"
-#include "policy/pod.h"
-#include "policy/strbuf.h"
-#include "policy/yamljson.h"
-#include "webhook/file.h"
+#include "policy/kinds/expand.h"
+#include "policy/k8s/pod.h"
+#include "base/strbuf.h"
+#include "policy/k8s/yamljson.h"
+#include "lib/file.h"
 
 /* Directories nest no deeper than this (a symlink loop ends here). */
 #define WALK_DEPTH 32

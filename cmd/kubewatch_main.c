@@ -4,9 +4,9 @@
  *
  *   topogate-kubewatch [--kubeconfig FILE] [--check | --once]
  *
- * Watches nodes, Kueue's queues and Trainer's runtimes (webhook/kube.c)
+ * Watches nodes, Kueue's queues and Trainer's runtimes (kube/kube.c)
  * and writes what it sees to stdout, one JSON object per line, for
- * `serve` to read (webhook/kubewatch.c):
+ * `serve` to read (clusterview/kubewatch.c):
  *   {"op":"replace","res":R,"items":[...]}   a whole list of resource R
  *   {"op":"event","res":R,"type":T,"object":O}
  *   {"op":"restart","res":R,"reason":W}
@@ -35,9 +35,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "webhook/kube.h"
-#include "webhook/kuberesources.h"
-#include "webhook/log.h"
+#include "kube/kube.h"
+#include "clusterview/kuberesources.h"
+#include "lib/log.h"
 
 #define ONCE_TIMEOUT_S 30
 

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "policy/snapshot.h"
-#include "webhook/policyfile.h"
-#include "webhook/file.h"
+#include "policy/table/snapshot.h"
+#include "lib/policyfile.h"
+#include "lib/file.h"
 
 /*
  * `topogate certgen` is topogate-certgen, in the directory of this

@@ -13,11 +13,11 @@
 #include <time.h>
 
 #include "cmd/audit.h"
-#include "policy/placement.h"
-#include "policy/snapshot.h"
-#include "policy/view.h"
-#include "webhook/kube.h"
-#include "webhook/kubewatch.h"
+#include "policy/pod/placement.h"
+#include "policy/table/snapshot.h"
+#include "policy/view/view.h"
+#include "kube/kube.h"
+#include "clusterview/kubewatch.h"
 
 static const char nodes_usage[] =
     "usage: topogate nodes [--nodes FILE | --kubeconfig FILE] [--policy FILE]\n"

@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "policy/snapshot.h"
-#include "policy/view.h"
-#include "webhook/cpus.h"
-#include "webhook/kubewatch.h"
-#include "webhook/log.h"
+#include "policy/table/snapshot.h"
+#include "policy/view/view.h"
+#include "lib/cpus.h"
+#include "clusterview/kubewatch.h"
+#include "lib/log.h"
 #include "webhook/metrics.h"
 #include "webhook/probe.h"
 #include "webhook/reload.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 
 /* Where pods get the type's RDMA NICs: a resource, an annotation, none. */
 static void

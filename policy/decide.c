@@ -2,21 +2,21 @@
  * decide.c - the decision: which pods are governed, which layouts are
  * refused, and what the rest get patched with. See DESIGN.md "Decision".
  */
-#include "decide.h"
+#include "policy/decide.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
-#include "judge.h"
-#include "match.h"
-#include "labels.h"
-#include "mutate.h"
-#include "placement.h"
-#include "strbuf.h"
-#include "pod.h"
-#include "workload.h"
-#include "zones.h"
+#include "policy/jobs/job.h"
+#include "policy/judge.h"
+#include "policy/k8s/match.h"
+#include "policy/k8s/labels.h"
+#include "policy/pod/mutate.h"
+#include "policy/pod/placement.h"
+#include "base/strbuf.h"
+#include "policy/k8s/pod.h"
+#include "policy/kinds/workload.h"
+#include "policy/pod/zones.h"
 
 /* Audit mode's account of the patch it did not make. */
 static int

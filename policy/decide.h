@@ -11,8 +11,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "decision.h"
-#include "snapshot.h"
+#include "policy/decision.h"
+#include "policy/table/snapshot.h"
 
 struct view;
 struct runtimes;

@@ -1,12 +1,12 @@
 /* decision.c - building and freeing a decision. */
-#include "decision.h"
+#include "policy/decision.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 static const char *const verdict_names[] = {
     [VERDICT_IGNORE] = "ignore", [VERDICT_ALLOW] = "allow",

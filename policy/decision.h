@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "policy/jsonout.h"
+#include "base/jsonout.h"
 
 /* The most of an audit-mode patch kept for the log and annotation. */
 #define DECISION_WOULD_MAX 2048
@@ -39,7 +39,7 @@ enum op_kind { OP_ADD, OP_REPLACE };
 /*
  * An op's path, like its value and the ops array, comes from cJSON's
  * allocator (cJSON_malloc()): where the caller reads a review in an arena
- * (webhook/jsonarena.h), all of a decision's patch goes with it. The
+ * (json/jsonarena.h), all of a decision's patch goes with it. The
  * value is kept as the JSON text the patch will carry: a patch is a
  * dozen small values, and building them as cJSON trees only to print
  * them cost more than writing them.

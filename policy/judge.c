@@ -1,12 +1,12 @@
 /* judge.c - see judge.h. The layout rules of DESIGN.md "Decision" 4. */
-#include "judge.h"
+#include "policy/judge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
-#include "labels.h"
-#include "pod.h"
+#include "policy/jobs/advice.h"
+#include "policy/k8s/labels.h"
+#include "policy/k8s/pod.h"
 
 static struct strbuf *
 next_part(struct finding *f)

@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "decision.h"
-#include "placement.h"
-#include "snapshot.h"
-#include "strbuf.h"
-#include "workload.h"
+#include "policy/decision.h"
+#include "policy/pod/placement.h"
+#include "policy/table/snapshot.h"
+#include "base/strbuf.h"
+#include "policy/kinds/workload.h"
 
 /* How bad one candidate instance type would be for this pod. */
 enum severity {

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "webhook/log.h"
+#include "lib/log.h"
 
 /* How often the watchdog looks: a slow client lives at most this longer. */
 #define DEADLINE_TICK_NS (250 * 1000 * 1000)

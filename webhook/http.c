@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/log.h"
+#include "lib/log.h"
 
 static atomic_bool http_closing;
 

@@ -1,9 +1,9 @@
 /* jsonpatch.c - see jsonpatch.h. */
-#include "jsonpatch.h"
+#include "webhook/jsonpatch.h"
 
 #include <stdlib.h>
 
-#include "webhook/base64.h"
+#include "base/base64.h"
 
 void
 jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n)

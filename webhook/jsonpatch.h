@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "policy/decision.h"
-#include "policy/jsonout.h"
+#include "base/jsonout.h"
 
 /* Appends the JSON text of the ops to o (see jsonout.h for failure). */
 void jsonpatch_print(struct jsonout *o, const struct op *ops, size_t n);

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "webhook/log.h"
+#include "lib/log.h"
 
 #ifndef TOPOGATE_VERSION
 #define TOPOGATE_VERSION "unknown"
@@ -91,7 +91,7 @@ static const char *const restart_reasons[METRICS_RESTARTS] = {
     "tls",      "helper_exit", "other",
 };
 
-/* How a governed review knew the hardware: policy/placement.h evidence. */
+/* How a governed review knew the hardware: policy/pod/placement.h evidence. */
 static const char *const known_by_names[METRICS_KNOWN_BY] = {
     "none", "pin", "policy", "nodes", "queue", "clique"};
 
@@ -534,7 +534,7 @@ render_view(struct buf *b, struct metrics *m)
                    (unsigned long long)atomic_load(&m->restarts[i]));
 }
 
-/* Lines the log queue dropped (webhook/logring.h): never silently. */
+/* Lines the log queue dropped (lib/logring.h): never silently. */
 static void
 render_log(struct buf *b)
 {

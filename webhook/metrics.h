@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "policy/decision.h"
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 
 struct metrics;
 

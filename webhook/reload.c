@@ -13,13 +13,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "webhook/file.h"
-#include "webhook/policyfile.h"
-#include "webhook/log.h"
+#include "lib/file.h"
+#include "lib/policyfile.h"
+#include "lib/log.h"
 #include "webhook/metrics.h"
 #include "webhook/server.h"
 #include "webhook/tls.h"
-#include "webhook/watch.h"
+#include "lib/watch.h"
 
 struct reload {
     struct reload_config cfg;

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 
 struct metrics;
 struct server;

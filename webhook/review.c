@@ -5,7 +5,7 @@
  * object (that is the engine's business and never a 400). decide. encode:
  * response.uid echoes request.uid; a patch only when there are ops.
  */
-#include "review.h"
+#include "webhook/review.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,15 +14,15 @@
 
 #include <cjson/cJSON.h>
 
-#include "jsonpatch.h"
-#include "webhook/base64.h"
-#include "webhook/jsonarena.h"
-#include "webhook/jsonread.h"
-#include "policy/jsonout.h"
+#include "webhook/jsonpatch.h"
+#include "base/base64.h"
+#include "json/jsonarena.h"
+#include "json/jsonread.h"
+#include "base/jsonout.h"
 #include "policy/decide.h"
-#include "policy/pod.h"
-#include "policy/strbuf.h"
-#include "policy/view.h"
+#include "policy/k8s/pod.h"
+#include "base/strbuf.h"
+#include "policy/view/view.h"
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
 #define REVIEW_KIND "AdmissionReview"

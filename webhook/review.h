@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "policy/decision.h"
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 
 /* What the transport needs to answer, log and count one review. */
 struct view;

@@ -26,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "policy/decimal.h"
-#include "policy/snapshot.h"
-#include "policy/view.h"
+#include "base/decimal.h"
+#include "policy/table/snapshot.h"
+#include "policy/view/view.h"
 #include "webhook/deadline.h"
 #include "webhook/http.h"
-#include "webhook/log.h"
+#include "lib/log.h"
 #include "webhook/metrics.h"
 #include "webhook/review.h"
 #include "webhook/tls.h"

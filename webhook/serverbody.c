@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "webhook/deadline.h"
-#include "webhook/log.h"
+#include "lib/log.h"
 
 /* Of the body budget, what large bodies leave to first pieces: 64 of 64 KiB. */
 #define SERVER_BODY_KEEP (4 * 1024 * 1024)

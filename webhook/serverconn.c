@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "webhook/deadline.h"
-#include "webhook/log.h"
+#include "lib/log.h"
 #include "webhook/tls.h"
 
 /*

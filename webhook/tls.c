@@ -12,8 +12,8 @@
 
 #include <gnutls/x509.h>
 
-#include "webhook/file.h"
-#include "webhook/log.h"
+#include "lib/file.h"
+#include "lib/log.h"
 
 /* A serial is at most 20 octets (RFC 5280 4.1.2.2). */
 #define TLS_SERIAL_MAX 20

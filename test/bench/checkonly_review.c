@@ -1,6 +1,6 @@
 /*
  * checkonly_review.c - a measuring instrument, not a webhook: build/bench/
- * topogate-checkonly is topogate serve with webhook/jsonread.c compiled
+ * topogate-checkonly is topogate serve with json/jsonread.c compiled
  * in here instead of on its own, so that its jsonread_in_place() can be
  * replaced: the body is checked whole by skip_value(), the same rules as
  * the parse (grammar, strings, escapes, UTF-8, numbers, depth) building
@@ -13,7 +13,7 @@
  * handed to the real parse for the exact message.
  */
 #define jsonread_in_place parse_in_place
-#include "webhook/jsonread.c"
+#include "json/jsonread.c"
 #undef jsonread_in_place
 
 #include "test/bench/kept_tree.h"

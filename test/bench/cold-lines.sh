@@ -9,7 +9,7 @@
 # out. Prints per review: instructions, lines of code, lines of data read
 # and written, all from memory. These do not move with the machine's load;
 # at 1,000 reviews/s, where each review starts with caches others have
-# used, they are what the review pays for (test/bench/issue-15-rounds.md,
+# used, they are what the review pays for (git history: test/bench/issue-15-rounds.md,
 # issue 15's seventh round). `make bench-lines` runs it on
 # ../shared/bench/fixtures.
 set -euo pipefail

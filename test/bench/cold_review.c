@@ -20,9 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "test/bench/bench_time.h"
-#include "webhook/file.h"
+#include "lib/file.h"
 #include "webhook/review.h"
 
 #define EVICT_MAX 8

@@ -30,11 +30,11 @@
 #include <cjson/cJSON.h>
 
 #include "policy/decide.h"
-#include "policy/pod.h"
-#include "policy/snapshot.h"
+#include "policy/k8s/pod.h"
+#include "policy/table/snapshot.h"
 #include "test/bench/bench_time.h"
-#include "webhook/jsonarena.h"
-#include "webhook/jsonread.h"
+#include "json/jsonarena.h"
+#include "json/jsonread.h"
 #include "webhook/review.h"
 
 enum run { RUN_ALL, RUN_REVIEW, RUN_DECIDE, RUN_PARSE, RUN_READ };

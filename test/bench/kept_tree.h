@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/jsonarena.h"
-#include "webhook/jsonread.h"
+#include "json/jsonarena.h"
+#include "json/jsonread.h"
 
 static _Thread_local char *kept_text;
 static _Thread_local size_t kept_len;

@@ -8,7 +8,7 @@
 # At 1,000/s the request thread carries the review; the others (the log
 # writer, the deadline watchdog, the probe server) wake on their own and
 # cost what they cost whatever the review does: this is where the log
-# writer's batch interval shows (test/bench/issue-15-rounds.md, issue 15's
+# writer's batch interval shows (issue 15's
 # eighth round).
 # `make bench-threads` runs it on the 6 KB pod.
 set -euo pipefail

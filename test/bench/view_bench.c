@@ -28,8 +28,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "policy/snapshot.h"
-#include "policy/view.h"
+#include "policy/table/snapshot.h"
+#include "policy/view/view.h"
 #include "test/bench/bench_time.h"
 #include "webhook/review.h"
 

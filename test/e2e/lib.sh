@@ -37,7 +37,7 @@ expect_match() {
 
 # expect_log NAME ERE: a line of the server's log matches ERE within 5 s.
 # The server writes its log from a queue, a batch every 50 ms
-# (webhook/logring.h): a line is there soon after its event, not at once.
+# (lib/logring.h): a line is there soon after its event, not at once.
 expect_log() {
 	if wait_for_text "$TMP/server.log" "$2"; then
 		ok "$1"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

@@ -19,7 +19,7 @@
 
 #include "test/unit/json_same.h"
 #include "test/unit/jsonread_arena.h"
-#include "webhook/jsonread.h"
+#include "json/jsonread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

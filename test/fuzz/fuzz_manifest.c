@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/audit.h"
-#include "policy/snapshot.h"
-#include "policy/view.h"
+#include "policy/audit/audit.h"
+#include "policy/table/snapshot.h"
+#include "policy/view/view.h"
 #include "test/fuzz/embedded_policy.h"
-#include "policy/yamljson.h"
+#include "policy/k8s/yamljson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "test/fuzz/embedded_policy.h"
 #include "webhook/review.h"
 

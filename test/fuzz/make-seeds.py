@@ -109,7 +109,7 @@ def main():
         f.write('[0,-0,1.5e-3,"a\\u00e9\\ud83d\\ude00\\n",true,false,null,'
                 '{"managedFields":[{"f:x":{}}]}]')
     # A compact managedFields as the apiserver writes it: its fieldsV1 is
-    # the block-at-a-time check's (webhook/jsonskim.h) to read.
+    # the block-at-a-time check's (json/jsonskim.h) to read.
     with open(os.path.join(j, "managed-fields.json"), "w") as f:
         f.write('{"metadata":{"managedFields":[{"manager":"kubelet",'
                 '"fieldsType":"FieldsV1","fieldsV1":{"f:metadata":'

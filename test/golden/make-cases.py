@@ -1271,7 +1271,7 @@ def _(n):
 
 # Null quantities: YAML `nvidia.com/gpu:` with nothing after it. The
 # apiserver reads null as 0 in a Pod and drops it from a custom resource
-# (policy/workload.c says where): topogate reads it as absent, so the
+# (policy/kinds/workload.c says where): topogate reads it as absent, so the
 # request counts, and says so. Reviews built from manifests carry the
 # null itself, which k8s-validate refuses: .novalidate.
 
@@ -2128,7 +2128,7 @@ def _(n):
 
 # MPI launchers (mpi-operator v2): mpirun starts the ranks over ssh, so
 # they see none of the worker container's env; the nodes' env goes into
-# the Launcher, named in OMPI_MCA_mca_base_env_list (policy/mutate.c).
+# the Launcher, named in OMPI_MCA_mca_base_env_list (policy/pod/mutate.c).
 
 @case("job-mpijob-2x8-launcher-env-patch")
 def _(n):

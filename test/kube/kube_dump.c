@@ -1,5 +1,5 @@
 /*
- * kube_dump.c - webhook/kube.c's callbacks as JSON lines, for
+ * kube_dump.c - kube/kube.c's callbacks as JSON lines, for
  * test/kube/run.sh.
  *
  *   kube_dump --kubeconfig FILE   watch nodes and the three Kueue
@@ -23,9 +23,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "webhook/kube.h"
-#include "webhook/kuberesources.h"
-#include "webhook/log.h"
+#include "kube/kube.h"
+#include "clusterview/kuberesources.h"
+#include "lib/log.h"
 
 
 static int ticks;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/kube/run.sh BUILD: webhook/kube.c against a stand-in apiserver.
+# test/kube/run.sh BUILD: kube/kube.c against a stand-in apiserver.
 #
 # BUILD is the build directory holding kube_dump (or the topogate binary
 # in it, or kube_dump itself). First the config loaders, through

@@ -1,6 +1,6 @@
 /*
  * json_same.h - two cJSON trees compared node by node, for the tests of
- * webhook/jsonread.c against cJSON's own parser (the unit test and the
+ * json/jsonread.c against cJSON's own parser (the unit test and the
  * fuzz target): types, names, strings, number bits, valueint, and the
  * links (each prev, and the first child's prev at the last child, which
  * cJSON's append relies on). jsonread empties every managedFields array;

@@ -19,8 +19,8 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/json_same.h"
-#include "webhook/jsonarena.h"
-#include "webhook/jsonread.h"
+#include "json/jsonarena.h"
+#include "json/jsonread.h"
 
 /*
  * NULL when reading s[0..len) in the arena gives rc, msg (when refused)

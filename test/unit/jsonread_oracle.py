@@ -6,7 +6,7 @@
 Writes a few thousand texts (random JSON from pieces chosen to sit on
 either side of RFC 8259's lines, and the repository's reviews with a byte
 cut, changed or added), has `TEST_BINARY --print` read them with
-webhook/jsonread.c, and checks each verdict against Python:
+json/jsonread.c, and checks each verdict against Python:
 - Python refuses (json.loads on strict UTF-8, no NaN/Infinity) -> jsonread
   refuses; Python takes it -> jsonread takes it, with the same value
   (numbers compared as doubles, every managedFields array emptied),

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "policy/decision.h"
-#include "policy/pointer.h"
+#include "base/pointer.h"
 #include "test/unit/check.h"
 
 static void

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "policy/match.h"
+#include "policy/k8s/match.h"
 #include "test/unit/check.h"
 
 #define CASES "test/unit/cases/node-affinity.json"

@@ -1,8 +1,8 @@
 /* Instance type candidates from what a pod pins, and its job shape. */
 #include <stdlib.h>
 
-#include "policy/placement.h"
-#include "policy/workload.h"
+#include "policy/pod/placement.h"
+#include "policy/kinds/workload.h"
 #include "test/unit/check.h"
 
 static struct snapshot *policy;

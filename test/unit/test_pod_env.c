@@ -6,7 +6,7 @@
  * pod_env_all() told them finds the same, and trusts them to pass by.
  * pod_text_count(): a count as env values write one, and nothing else.
  */
-#include "policy/pod.h"
+#include "policy/k8s/pod.h"
 #include "test/unit/check.h"
 
 static void

@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "test/unit/check.h"
 
 #define CASES "test/unit/cases/gpu-products.json"

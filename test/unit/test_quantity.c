@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "policy/pod.h"
-#include "policy/quantity.h"
+#include "policy/k8s/pod.h"
+#include "policy/k8s/quantity.h"
 #include "test/unit/check.h"
 
 static double

@@ -1,7 +1,7 @@
 /* The policy loader: the default policy, its errors, and print stability. */
 #include <stdlib.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "test/unit/check.h"
 
 #define TYPE_P4D                                                             \

@@ -1,6 +1,6 @@
 /*
  * UTF-8 sequences against RFC 3629 computed from the bits, and members
- * named twice (webhook/jsoncheck.c, called by the parse, jsonread.c).
+ * named twice (json/jsoncheck.c, called by the parse, jsonread.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "policy/utf8.h"
+#include "base/utf8.h"
 #include "test/unit/check.h"
 #include "test/unit/utf8_reference.h"
-#include "webhook/jsoncheck.h"
-#include "webhook/jsonread.h"
+#include "json/jsoncheck.h"
+#include "json/jsonread.h"
 
 /* Every one-, two- and three-byte sequence; four-byte ones sampled. */
 static void

@@ -10,8 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/check.h"
-#include "webhook/jsonarena.h"
-#include "policy/jsonout.h"
+#include "json/jsonarena.h"
+#include "base/jsonout.h"
 
 /*
  * Every ASCII byte but NUL, in a string: the escapes must be cJSON's.

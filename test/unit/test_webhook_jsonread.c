@@ -1,5 +1,5 @@
 /*
- * webhook/jsonread.c, the review's parser:
+ * json/jsonread.c, the review's parser:
  * - a table of texts and the reason each is refused with;
  * - the values it builds, as cJSON would hold them; the nesting limit;
  * - managedFields' checking loop against the building reader: the same
@@ -32,8 +32,8 @@
 #include "test/unit/json_same.h"
 #include "test/unit/jsonread_arena.h"
 #include "test/unit/utf8_reference.h"
-#include "webhook/file.h"
-#include "webhook/jsonread.h"
+#include "lib/file.h"
+#include "json/jsonread.h"
 
 static unsigned long arena_reads, arena_differs;
 

@@ -1,5 +1,5 @@
 /*
- * webhook/jsonskim.c, the fieldsV1 check by bit masks, against the
+ * json/jsonskim.c, the fieldsV1 check by bit masks, against the
  * parser's own byte-by-byte check of the same text (jsonread.h, inside a
  * managedFields array under a member not named fieldsV1):
  * - a table of tries and near-tries, each with the byte it must end at
@@ -26,16 +26,16 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/check.h"
-#include "webhook/file.h"
-#include "webhook/jsonread.h"
-#include "webhook/jsonskim.h"
+#include "lib/file.h"
+#include "json/jsonread.h"
+#include "json/jsonskim.h"
 
 /* The source again, for its skim with each classifier. */
 const unsigned char *jsonskim_again(const unsigned char *p,
                                     const unsigned char *end,
                                     unsigned depth_room);
 #define jsonskim_fieldsv1 jsonskim_again
-#include "webhook/jsonskim.c"
+#include "json/jsonskim.c"
 #undef jsonskim_fieldsv1
 
 #define ROOM 1000

@@ -1,5 +1,5 @@
 /*
- * The reader's stops of a 64-byte block (webhook/jsonread.c), 16 bytes a
+ * The reader's stops of a 64-byte block (json/jsonread.c), 16 bytes a
  * compare and, where this CPU has AVX2, 32, against a byte-by-byte
  * reference: every byte value at every place of a block of plain text,
  * and random blocks of the bytes that matter. This file compiles the
@@ -13,7 +13,7 @@
 
 #define jsonread jsonread_again
 #define jsonread_in_place jsonread_in_place_again
-#include "webhook/jsonread.c"
+#include "json/jsonread.c"
 #undef jsonread
 #undef jsonread_in_place
 

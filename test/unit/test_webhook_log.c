@@ -1,5 +1,5 @@
 /*
- * The log queue (webhook/log.c, webhook/logring.c): with the writer
+ * The log queue (lib/log.c, lib/logring.c): with the writer
  * thread running, lines logged by many threads at once come out each
  * exactly once, whole, and each thread's in its order; log_stop() writes
  * everything still queued; a queue that cannot drain (its pipe is not
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "test/unit/check.h"
-#include "webhook/log.h"
-#include "webhook/logring.h"
+#include "lib/log.h"
+#include "lib/logring.h"
 
 #define THREADS 8
 #define LINES 5000

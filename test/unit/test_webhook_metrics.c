@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/snapshot.h"
+#include "policy/table/snapshot.h"
 #include "test/unit/check.h"
 #include "webhook/metrics.h"
 

@@ -6,7 +6,7 @@
 
 #include "policy/decision.h"
 #include "test/unit/check.h"
-#include "webhook/base64.h"
+#include "base/base64.h"
 #include "webhook/jsonpatch.h"
 #include "webhook/review.h"
 

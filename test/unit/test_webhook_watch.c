@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "test/unit/check.h"
-#include "webhook/watch.h"
+#include "lib/watch.h"
 
 static char dir[] = "/tmp/topogate-watch.XXXXXX";
 

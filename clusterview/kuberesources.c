@@ -1,0 +1,56 @@
+/* kuberesources.c - see kuberesources.h. */
+#include "clusterview/kuberesources.h"
+
+#include <string.h>
+
+static const char *const core_v1[] = {"v1", NULL};
+static const char *const kueue_versions[] = {"v1beta2", "v1beta1", NULL};
+static const char *const trainer_versions[] = {"v1alpha1", NULL};
+
+static const struct kube_resource resources[] = {
+    {"nodes", "", core_v1, "nodes", false},
+    {"resourceflavors", "kueue.x-k8s.io", kueue_versions, "resourceflavors",
+     true},
+    {"clusterqueues", "kueue.x-k8s.io", kueue_versions, "clusterqueues", true},
+    {"localqueues", "kueue.x-k8s.io", kueue_versions, "localqueues", true},
+    {"clustertrainingruntimes", "trainer.kubeflow.org", trainer_versions,
+     "clustertrainingruntimes", true},
+    {"trainingruntimes", "trainer.kubeflow.org", trainer_versions,
+     "trainingruntimes", true},
+};
+static const char *const kinds[] = {
+    "Node",       "ResourceFlavor",         "ClusterQueue",
+    "LocalQueue", "ClusterTrainingRuntime", "TrainingRuntime"};
+#define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
+
+const struct kube_resource *
+kube_resources(size_t *n)
+{
+    *n = N_RESOURCES;
+    return resources;
+}
+
+int
+kube_resource_index(const char *name)
+{
+    for (size_t i = 0; name && i < N_RESOURCES; i++)
+        if (strcmp(resources[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *
+kube_resource_kind(const char *name)
+{
+    int i = kube_resource_index(name);
+
+    return i < 0 ? NULL : kinds[i];
+}
+
+bool
+kube_resource_settled(const struct kube_resource *r, bool synced,
+                      const char *why)
+{
+    return synced || (r->optional && why &&
+                      (strstr(why, "not served") || strstr(why, "forbidden")));
+}

@@ -1,0 +1,27 @@
+/*
+ * advice.h - the whole-node layout to use instead, in the words of the
+ * object the user wrote (TrainJob, PyTorchJob, MPIJob fields).
+ */
+#ifndef TOPOGATE_ADVICE_H
+#define TOPOGATE_ADVICE_H
+
+#include "base/strbuf.h"
+#include "policy/table/table.h"
+#include "policy/kinds/workload.h"
+
+/*
+ * Appends "use numNodes: 2, numProcPerNode: 8 (world size 16 kept)" or the
+ * like for the job of w on node type t, keeping the world size where it
+ * divides into whole nodes and rounding to the nearest otherwise.
+ */
+void advice_layout(struct strbuf *sb, const struct workload *w,
+                   const struct instance_type *t);
+
+/*
+ * Appends where the whole node's GPUs and EFA go, in the owner's fields:
+ * "set spec.trainer.resourcesPerNode limits nvidia.com/gpu: 8, ...".
+ */
+void advice_resources(struct strbuf *sb, const struct workload *w,
+                      const struct instance_type *t);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * workload.c - recognising Kubeflow training pods and their job shape.
+ *
+ * Labels and env names are the operators' own constants (see
+ * shared/research/topology-and-kubeflow-facts.md section 2).
+ */
+#include "policy/kinds/workload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/k8s/labels.h"
+#include "policy/k8s/pod.h"
+
+const char *
+owner_name(enum owner owner)
+{
+    static const char *const names[] = {
+        [OWNER_NONE] = "none",           [OWNER_PYTORCHJOB] = "PyTorchJob",
+        [OWNER_MPIJOB] = "MPIJob",       [OWNER_TRAINJOB] = "TrainJob",
+        [OWNER_MANAGED] = "managed pod",
+    };
+    return names[owner];
+}
+
+static const cJSON *
+spec_field(const cJSON *pod, const char *field)
+{
+    const cJSON *spec = json_get(pod, "spec");
+    return json_get(spec, field);
+}
+
+static bool
+is_true(const char *s)
+{
+    return s && strcmp(s, "true") == 0;
+}
+
+/*
+ * Counts one resource in a container, remembering the first bad value
+ * and the first null.
+ */
+static struct pod_quantity
+count_or_note(const cJSON *c, const struct pod_maps *maps,
+              const char *resource, struct workload *w)
+{
+    struct pod_quantity q = pod_quantity_in(maps, resource);
+
+    if (q.status == COUNT_INVALID && !w->bad_value) {
+        w->bad_container = json_string(c, "name");
+        w->bad_value = q.value;
+        w->bad_resource = resource;
+    }
+    if (q.null_map && !w->null_container) {
+        const char *name = json_string(c, "name");
+        w->null_container = name ? name : "?";
+        w->null_resource = resource;
+        w->null_map = q.null_map;
+        w->null_other = q.value;
+    }
+    return q;
+}
+
+/*
+ * Effective GPUs, as the scheduler counts them: app containers and native
+ * sidecars run together; other init containers run one at a time first.
+ */
+static void
+read_resources(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c;
+    long running = 0, init_max = 0;
+    int i = 0;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        struct pod_maps maps = pod_maps(c);
+        struct pod_quantity efa;
+        long gpus = count_or_note(c, &maps, RESOURCE_GPU, w).count;
+
+        if (i < WORKLOAD_CONTAINERS)
+            w->container_gpus[i] = gpus;
+        i++;
+        running += gpus;
+        /* After the GPU count: the first bad or null value is noted. */
+        efa = count_or_note(c, &maps, RESOURCE_EFA, w);
+        w->efa += efa.count;
+        w->efa_named = w->efa_named || efa.value != NULL;
+    }
+    cJSON_ArrayForEach(c, spec_field(pod, "initContainers"))
+    {
+        struct pod_maps maps = pod_maps(c);
+        long n = count_or_note(c, &maps, RESOURCE_GPU, w).count;
+        if (pod_is_sidecar(c))
+            running += n;
+        else if (n > init_max)
+            init_max = n;
+    }
+    w->gpus = running > init_max ? running : init_max;
+    w->any_gpu = running > 0 || init_max > 0;
+}
+
+/* Trainer v2: label, container name and PET_NNODES all agree. */
+static bool
+is_trainjob_pod(const cJSON *pod)
+{
+    const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
+    const cJSON *c;
+
+    if (rj == NULL)
+        return false;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *name = json_string(c, "name");
+        if (name && strcmp(name, TRAINER_NODE) == 0 && pod_env(c, "PET_NNODES"))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Trainer v2's MPI plugin (the MPI and DeepSpeed runtimes) sets no PET_*:
+ * it mounts its ssh Secret ("mpi-ssh-auth") into the container "node" of
+ * the launcher and node pods, and gives the launcher's the OpenMPI env
+ * (kubeflow/trainer pkg/runtime/framework/plugins/mpi/mpi.go
+ * EnforceMLPolicy; pkg/constants MPISSHAuthVolumeName,
+ * OpenMPIEnvHostFileLocation).
+ */
+static bool
+is_trainer_mpi_pod(const cJSON *pod)
+{
+    const cJSON *c, *m;
+
+    if (pod_label(pod, LABEL_REPLICATED_JOB) == NULL)
+        return false;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *name = json_string(c, "name");
+        if (name == NULL || strcmp(name, TRAINER_NODE) != 0)
+            continue;
+        if (pod_env(c, "OMPI_MCA_orte_default_hostfile"))
+            return true;
+        cJSON_ArrayForEach(m, json_get(c, "volumeMounts"))
+        {
+            const char *vol = json_string(m, "name");
+            if (vol && strcmp(vol, TRAINER_MPI_SSH_VOLUME) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static enum owner
+read_owner(const cJSON *pod, struct workload *w)
+{
+    const char *op = pod_label(pod, LABEL_OPERATOR);
+    const char *rtype = pod_label(pod, LABEL_REPLICA_TYPE);
+
+    if (op && strcmp(op, "pytorchjob-controller") == 0)
+        return OWNER_PYTORCHJOB;
+    if (op && (strcmp(op, "mpijob-controller") == 0 ||
+               strcmp(op, "mpi-operator") == 0)) {
+        const char *role = pod_label(pod, LABEL_JOB_ROLE);
+        w->launcher = (rtype && strcmp(rtype, "launcher") == 0) ||
+                      (role && strcmp(role, "launcher") == 0);
+        return OWNER_MPIJOB;
+    }
+    if (is_trainjob_pod(pod))
+        return OWNER_TRAINJOB;
+    if (is_trainer_mpi_pod(pod)) {
+        const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
+        w->trainer_mpi = true;
+        /* runLauncherAsNode: a launcher with GPUs runs ranks too. */
+        w->launcher = strcmp(rj, TRAINER_LAUNCHER) == 0 && !w->any_gpu;
+        w->starts_ranks = strcmp(rj, TRAINER_LAUNCHER) == 0;
+        return OWNER_TRAINJOB;
+    }
+    if (is_true(pod_label(pod, LABEL_MANAGED)))
+        return OWNER_MANAGED;
+    return OWNER_NONE;
+}
+
+/*
+ * The container that carries the job's env: the first one that has it.
+ * Each env it passes over is walked to its end, noting its first bytes
+ * for mutate.c: the env a pod adds to is most often one looked at here.
+ */
+static const cJSON *
+job_env_container(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c, *found;
+    int i = 0;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        if (i < WORKLOAD_CONTAINERS) {
+            found = pod_env_noting(c, "PET_NNODES", &w->env_firsts[i]);
+            w->env_noted |= 1u << i;
+        } else {
+            found = pod_env(c, "PET_NNODES");
+        }
+        if (found)
+            return c;
+        i++;
+    }
+    return NULL;
+}
+
+uint64_t
+workload_env_firsts(const struct workload *w, int i)
+{
+    return i >= 0 && i < WORKLOAD_CONTAINERS && (w->env_noted >> i & 1)
+               ? w->env_firsts[i]
+               : POD_ENV_FIRSTS_UNKNOWN;
+}
+
+static bool
+is_jax_pod(const cJSON *pod)
+{
+    const char *op = pod_label(pod, LABEL_OPERATOR);
+    return op && strcmp(op, "jaxjob-controller") == 0;
+}
+
+/* The first literal value of env name among the pod's containers. */
+static const char *
+containers_env(const cJSON *pod, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *v = pod_env_value(c, name);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static void
+read_shape(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c = job_env_container(pod, w);
+    const char *nnodes = pod_env_value(c, "PET_NNODES");
+    const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
+    const char *colon;
+    long n;
+
+    w->pods = 1;
+    /* Elastic jobs say "min:max"; the job can grow to max. */
+    if (nnodes && (colon = strchr(nnodes, ':')) != NULL) {
+        nnodes = colon + 1;
+        w->elastic = true;
+    }
+    if ((n = pod_text_count(nnodes)) > 0) {
+        w->pods = n;
+        w->pods_known = true;
+    }
+    /* A JAXJob's pods (governed where opted in) say their number in
+     * NUM_PROCESSES: one JAX process per pod (Training Operator v1
+     * pkg/controller.v1/jax/envvar.go setPodEnv). */
+    if (!w->pods_known && is_jax_pod(pod) &&
+        (n = pod_text_count(containers_env(pod, "NUM_PROCESSES"))) > 0) {
+        w->pods = n;
+        w->pods_known = true;
+    }
+    /* mpi-operator and Trainer's MPI plugin set no size on workers, and
+     * there is always more than one process per job; count them as
+     * multi-pod. */
+    if ((w->owner == OWNER_MPIJOB || w->trainer_mpi) && !w->pods_known &&
+        !w->launcher)
+        w->pods = 2;
+    /* Trainer's MPI plugin: the slots of the hostfile, on the launcher. */
+    if (nproc == NULL && w->trainer_mpi)
+        nproc = containers_env(pod, "OMPI_MCA_orte_set_default_slots");
+    /* "auto" and "gpu" mean one process per GPU of the pod. */
+    n = pod_text_count(nproc);
+    w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);
+    w->has_master = pod_env(c, "MASTER_ADDR") != NULL ||
+                    pod_env(c, "PET_MASTER_ADDR") != NULL;
+}
+
+static bool
+has_dra_claims(const cJSON *pod)
+{
+    const cJSON *c;
+
+    if (cJSON_GetArraySize(spec_field(pod, "resourceClaims")) > 0)
+        return true;
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const cJSON *res = json_get(c, "resources");
+        if (cJSON_GetArraySize(json_get(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * A pod joins a ComputeDomain by claiming its IMEX channel: a
+ * ResourceClaimTemplate the DRA driver makes under the name the
+ * ComputeDomain gives in spec.channel.resourceClaimTemplate.name
+ * (resource.nvidia.com ComputeDomain CRD). The pod alone does not say
+ * which template that was, so the claim is known by its names: the
+ * driver's examples and every public manifest read call it a channel
+ * ("imex-channel-0", "<domain>-channel", "compute-domain-channel").
+ * A GPU, RDMA NIC or other DRA claim is not one.
+ */
+/* Whether s (may be NULL) holds word, ignoring case. */
+static bool
+holds(const char *s, const char *word)
+{
+    return s && strcasestr(s, word) != NULL;
+}
+
+static bool
+is_channel_claim(const cJSON *claim)
+{
+    static const char *const fields[] = {"name", "resourceClaimTemplateName",
+                                         "resourceClaimName"};
+    static const char *const words[] = {"channel", "imex", "compute-domain",
+                                        "computedomain"};
+    const cJSON *source = json_get(claim, "source"); /* before 1.31 */
+
+    for (size_t f = 0; f < 3; f++)
+        for (size_t i = 0; i < 4; i++)
+            if (holds(json_string(claim, fields[f]), words[i]) ||
+                holds(json_string(source, fields[f]), words[i]))
+                return true;
+    return false;
+}
+
+static bool
+has_channel_claim(const cJSON *pod)
+{
+    const cJSON *claim;
+
+    cJSON_ArrayForEach(claim, spec_field(pod, "resourceClaims"))
+    {
+        if (is_channel_claim(claim))
+            return true;
+    }
+    return false;
+}
+
+void
+workload_read(const cJSON *pod, struct workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    read_resources(pod, w);
+    w->owner = read_owner(pod, w);
+    read_shape(pod, w);
+    w->has_claims = has_dra_claims(pod);
+    w->cd_channel = has_channel_claim(pod);
+}
+
+/*
+ * What the apiserver does with a null quantity, as read in its code
+ * (kubernetes/kubernetes at 009f4971 and the v1 validation it shares):
+ * - a Pod, or a built-in kind's pod template: Quantity.UnmarshalJSON
+ *   reads "null" as 0 (staging/src/k8s.io/apimachinery/pkg/api/resource/
+ *   quantity.go); SetDefaults_Pod copies a limit into requests only
+ *   where requests lack the key (pkg/apis/core/v1/defaults.go); and
+ *   ValidateResourceRequirements refuses an extended resource whose
+ *   request differs from its limit ("must be equal to nvidia.com/gpu
+ *   limit of 0") or that has a request and no limit ("Limit must be set
+ *   for non overcommitable resources"), pkg/apis/core/validation.
+ * - a custom resource (TrainJob, PyTorchJob, MPIJob): a null whose
+ *   schema is not nullable and has no default is dropped before
+ *   defaulting (k8s.io/apiextensions-apiserver pkg/apiserver/schema/
+ *   defaulting/prunenulls.go, PruneNonNullableNullsWithoutDefaults);
+ *   its pods then carry the other map alone.
+ * So a null limit beside a request is refused either way (request 8,
+ * limit 0; or request 8, no limit), and a null alone means no device.
+ */
+int
+workload_warn_null(const struct workload *w, struct decision *d)
+{
+    const char *name = w->null_container, *map = w->null_map;
+    const char *res = w->null_resource;
+    bool in_limits = strcmp(map, "limits") == 0;
+    bool alone = w->null_other == NULL;
+    char *other = NULL;
+    int rc;
+
+    if (!alone &&
+        (other = cJSON_IsString(w->null_other)
+                     ? strdup(w->null_other->valuestring)
+                     : json_text(w->null_other)) == NULL)
+        return -1;
+    if (!alone)
+        rc = decision_warn(d,
+                           "container '%s': %s %s is null (no value); "
+                           "topogate read %s %s: %s",
+                           name, map, res, in_limits ? "requests" : "limits",
+                           res, other);
+    else
+        rc = decision_warn(d,
+                           "container '%s': %s %s is null (no value); "
+                           "topogate read it as absent",
+                           name, map, res);
+    free(other);
+    if (rc < 0)
+        return -1;
+    if (alone)
+        return decision_warn(d, "the apiserver reads a null quantity as 0 "
+                                "(a custom resource drops it): no device; "
+                                "give a number");
+    if (in_limits)
+        return decision_warn(d, "the apiserver refuses it: a null reads as "
+                                "0 (a custom resource drops it) and requests "
+                                "must equal limits; set the limit");
+    return decision_warn(d, "a Pod with it is refused: a null reads as 0 and "
+                            "requests must equal limits (a custom resource "
+                            "drops it); remove it");
+}
+
+bool
+workload_asks_gpu(const cJSON *pod)
+{
+    struct workload w;
+
+    workload_read(pod, &w);
+    return w.any_gpu || w.bad_value;
+}
+
+long
+workload_world(const struct workload *w)
+{
+    return w->pods * w->procs;
+}

@@ -1,0 +1,94 @@
+/*
+ * workload.h - who made this pod, and the shape of the job it belongs to,
+ * read from the labels and env the training operators set.
+ *
+ * struct workload borrows from the pod.
+ */
+#ifndef TOPOGATE_WORKLOAD_H
+#define TOPOGATE_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "policy/decision.h"
+
+/* Trainer v2's MPI plugin: its launcher replicated job, and the ssh
+ * Secret volume it mounts into the "node" containers of launcher and
+ * nodes (kubeflow/trainer pkg/constants). */
+#define TRAINER_LAUNCHER "launcher"
+#define TRAINER_MPI_SSH_VOLUME "mpi-ssh-auth"
+
+/* The containers, from the first, whose GPU count and env first bytes a
+ * struct workload keeps for mutate.c; any past them is read again. */
+#define WORKLOAD_CONTAINERS 16
+
+enum owner {
+    OWNER_NONE,       /* not a training pod topogate governs */
+    OWNER_PYTORCHJOB, /* Training Operator v1 */
+    OWNER_MPIJOB,     /* Training Operator v1 or mpi-operator v2beta1 */
+    OWNER_TRAINJOB,   /* Trainer v2, through JobSet */
+    OWNER_MANAGED,    /* any pod labelled topogate.io/managed: "true" */
+};
+
+struct workload {
+    enum owner owner;
+    bool has_master;      /* PyTorchJob with a Master replica */
+    bool launcher;        /* MPIJob launcher: not a worker */
+    long gpus;            /* effective nvidia.com/gpu of the pod */
+    long efa;             /* vpc.amazonaws.com/efa over app containers */
+    bool efa_named;       /* some container names EFA, even as 0 */
+    bool any_gpu;         /* some container asks for a GPU */
+    const char *bad_container; /* a container whose GPU/EFA count is */
+    const cJSON *bad_value;    /* not a whole number, and that value */
+    const char *bad_resource;
+    const char *null_container; /* a container whose GPU/EFA count is */
+    const char *null_resource;  /* null, that resource, the map that */
+    const char *null_map;       /* holds the null ("limits"), and the */
+    const cJSON *null_other;    /* value read instead, or NULL */
+    long pods;            /* pods in the job; 1 when it cannot be read */
+    bool pods_known;
+    bool elastic;         /* PET_NNODES is "min:max" */
+    long procs;           /* processes per pod */
+    bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
+    bool has_claims;      /* a DRA resource claim, either field shape */
+    bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
+    bool trainer_mpi;     /* Trainer v2 MPI runtime (MPI, DeepSpeed):
+                             OpenMPI env and ssh, no PET_* */
+    bool starts_ranks;    /* its mpirun starts ranks on other pods, which
+                             take their env from it (mutate.c) */
+    /* The first WORKLOAD_CONTAINERS containers' GPU counts (0 where not
+     * a whole number), for mutate.c. */
+    long container_gpus[WORKLOAD_CONTAINERS];
+    /* The first WORKLOAD_CONTAINERS containers' env first bytes
+     * (pod_env_noting()), noted by the walk that looks for the job's env;
+     * bit i of env_noted says container i's were. mutate.c reads them to
+     * pass over an env again only where a name it adds may be there. */
+    uint64_t env_firsts[WORKLOAD_CONTAINERS];
+    unsigned env_noted;
+};
+
+/* Container i's env first bytes as w noted them, else
+ * POD_ENV_FIRSTS_UNKNOWN (pod.h). */
+uint64_t workload_env_firsts(const struct workload *w, int i);
+
+/* Fills *w from a Pod object; never fails. */
+void workload_read(const cJSON *pod, struct workload *w);
+
+/*
+ * The warnings for a null GPU/EFA count (w->null_container set): what
+ * topogate read instead and what the apiserver does with it. 0, or -1
+ * out of memory.
+ */
+int workload_warn_null(const struct workload *w, struct decision *d);
+
+/* Whether the pod asks for a GPU at all: a count, even one not readable. */
+bool workload_asks_gpu(const cJSON *pod);
+
+/* World size: pods x processes per pod. */
+long workload_world(const struct workload *w);
+
+const char *owner_name(enum owner owner);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * placement_view.c - candidates of a pod that pins no instance type, from
+ * the cluster view: the kinds of node it fits, each read as a table row.
+ *
+ * A node fits a pod as the scheduler says (match.h), with two choices of
+ * ours: taints that describe a node's condition (the node.kubernetes.io/
+ * ones: not-ready, unschedulable and the like) do not rule it out, since the
+ * hardware is what matters here; and the tolerations topogate itself adds
+ * for the GPU and EFA taints count as the pod's.
+ */
+#include "policy/pod/placement.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/k8s/labels.h"
+#include "policy/k8s/pod.h"
+#include "policy/table/products.h"
+#include "policy/view/view.h"
+
+/* Where a node says what GPU it has, most specific first. */
+static const char *const product_keys[] = {
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "eks.amazonaws.com/instance-gpu-name",
+};
+
+/* The tolerations mutate.c adds (patch_tolerations). */
+static const struct match_toleration added[] = {
+    {RESOURCE_GPU, true, NULL, "NoSchedule", false},
+    {RESOURCE_EFA, true, NULL, "NoSchedule", false},
+};
+
+static bool
+keeps_pods_off(const struct taint *t)
+{
+    if (strncmp(t->key, "node.kubernetes.io/", 19) == 0)
+        return false; /* a condition of the node, not what it is */
+    return strcmp(t->effect, "NoSchedule") == 0 ||
+           strcmp(t->effect, "NoExecute") == 0;
+}
+
+static bool
+fits(const struct match *m, const struct label_set *labels,
+     const struct taint *taints, size_t n_taints, bool (*unknown)(const char *))
+{
+    return match_labels(m, labels, unknown) &&
+           match_untolerated(m, taints, n_taints, keeps_pods_off, added,
+                             sizeof(added) / sizeof(added[0])) == NULL;
+}
+
+/* Whether every label of the flavor is on the kind, as Kueue requires. */
+static bool
+flavor_holds(const struct view_flavor *f, const struct node_kind *k)
+{
+    for (size_t i = 0; i < f->n_labels; i++) {
+        const char *v = label_get(&k->set, f->labels[i].key);
+        if (v == NULL || strcmp(v, f->labels[i].value) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The pod may be given this flavor: Kueue judges only the flavor's keys. */
+static bool
+flavor_admits(const struct match *m, const struct view_flavor *f)
+{
+    return fits(m, &f->set, f->taints, f->n_taints, match_any_key);
+}
+
+static long
+nic_count(const struct node_kind *k, const char *resource)
+{
+    for (size_t i = 0; i < k->n_nics; i++)
+        if (strcmp(k->nics[i].resource, resource) == 0)
+            return k->nics[i].count;
+    return 0;
+}
+
+/* The table's row, with the node's own counts; false: it cannot be. */
+static bool
+row_from_type(const struct instance_type *t, const struct node_kind *k,
+              struct placement_row *r)
+{
+    const char *nic = type_nic_resource(t);
+
+    /* More GPUs than the type has: MIG slices or shared GPUs. */
+    if (k->gpus > t->count)
+        return false;
+    r->row = *t;
+    r->row.count = (int)k->gpus;
+    if (nic)
+        r->row.efa = (int)nic_count(k, nic);
+    return true;
+}
+
+/* A row from the GPU product alone; false when the product does not say
+ * how its GPUs are joined at this count. */
+static bool
+row_from_product(const struct gpu_product *g, const char *value,
+                 const struct node_kind *k, struct placement_row *r)
+{
+    enum interconnect link;
+    long shm = k->memory_gib / 8;
+
+    if (!product_link(g, (int)k->gpus, &link))
+        return false;
+    memset(&r->row, 0, sizeof(r->row));
+    /* The table's /dev/shm rule: host memory / 8, at least 1Gi. */
+    snprintf(r->shm, sizeof(r->shm), "%ldGi", shm > 0 ? shm : 1);
+    /* The view's string: it outlives the decision; rows are never freed
+     * or written through. */
+    r->row.name = (char *)value;
+    r->row.accelerator = g->accelerator;
+    r->row.resource = RESOURCE_GPU;
+    r->row.count = (int)k->gpus;
+    r->row.memory = g->memory;
+    r->row.link = link;
+    r->row.nvlink_gbps = g->nvlink_gbps;
+    r->row.shm = r->shm;
+    r->row.shm_bytes = (uint64_t)(shm > 0 ? shm : 1) << 30;
+    /* One NIC resource the pods can ask for, if the node has any; never
+     * GPUDirect RDMA env: the product does not say. */
+    if (k->n_nics == 1) {
+        r->row.efa = (int)k->nics[0].count;
+        r->row.nic_resource = k->nics[0].resource;
+    }
+    return true;
+}
+
+const char *
+placement_kind(const struct snapshot *s, const struct node_kind *k,
+               struct placement_row *r)
+{
+    /* GFD's gpu.machine is the DMI product name: the EC2 type on AWS. */
+    static const char *const type_keys[] = {LABEL_INSTANCE_TYPE,
+                                            "beta.kubernetes.io/instance-type",
+                                            "nvidia.com/gpu.machine"};
+    const struct instance_type *t;
+
+    for (size_t i = 0; i < sizeof(type_keys) / sizeof(type_keys[0]); i++) {
+        const char *type = label_get(&k->set, type_keys[i]);
+        if (type && (t = snapshot_lookup(s, type)) != NULL)
+            return row_from_type(t, k, r) ? type_keys[i] : NULL;
+    }
+    for (size_t i = 0; i < sizeof(product_keys) / sizeof(product_keys[0]);
+         i++) {
+        const char *v = label_get(&k->set, product_keys[i]);
+        const struct gpu_product *g = v ? snapshot_product(s, v) : NULL;
+        if (g)
+            return row_from_product(g, v, k, r) ? product_keys[i] : NULL;
+    }
+    return NULL;
+}
+
+static bool
+in_queue(const struct view *v, const struct view_cluster_queue *q,
+         const struct match *m, const struct node_kind *k)
+{
+    for (size_t i = 0; i < q->n_flavors; i++) {
+        const struct view_flavor *f = view_flavor(v, q->flavors[i]);
+        if (f && flavor_holds(f, k) && flavor_admits(m, f))
+            return true;
+    }
+    return false;
+}
+
+/* The zone of a kind of node, once; past PLACEMENT_ZONES they are many
+ * anyway, and the first eight say so well enough. */
+static void
+add_zone(struct placement *p, const struct node_kind *k)
+{
+    const char *z = label_get(&k->set, "topology.kubernetes.io/zone");
+
+    if (z == NULL)
+        z = label_get(&k->set, "failure-domain.beta.kubernetes.io/zone");
+    if (z == NULL || p->zones.n == PLACEMENT_ZONES)
+        return;
+    for (size_t i = 0; i < p->zones.n; i++)
+        if (strcmp(p->zones.names[i], z) == 0)
+            return;
+    p->zones.names[p->zones.n++] = z;
+}
+
+/* One kind as a candidate; false when p is full. */
+static bool
+add_kind(const struct snapshot *s, const struct node_kind *k,
+         struct placement *p)
+{
+    struct placement_row *r;
+
+    if (p->n_rows == PLACEMENT_MAX) {
+        p->too_many = true;
+        return false;
+    }
+    r = &p->rows[p->n_rows];
+    if (placement_kind(s, k, r) == NULL) {
+        if (p->unresolved == NULL)
+            p->unresolved = label_get(&k->set, LABEL_INSTANCE_TYPE)
+                                ? label_get(&k->set, LABEL_INSTANCE_TYPE)
+                                : "a GPU node of unknown type";
+        return true;
+    }
+    r->nodes = k->nodes;
+    add_zone(p, k);
+    p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
+    p->n_rows++;
+    p->types[p->n_types++] = &r->row;
+    return true;
+}
+
+bool
+placement_candidates(const struct placement *p, char *buf, size_t len)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    if (p->evidence == EVIDENCE_CLIQUE && placement_known(p)) {
+        /* Nothing named a type: say what the decision rests on. */
+        snprintf(buf, len, "%s", PLACEMENT_CLIQUE_NOTE);
+        return true;
+    }
+    if (p->n_rows < 2 ||
+        (p->evidence != EVIDENCE_NODES && p->evidence != EVIDENCE_QUEUE))
+        return false;
+    at += (size_t)snprintf(buf, len, "the %s allow ", p->via);
+    for (size_t i = 0; i < p->n_rows && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s (%zu node%s)",
+                               i ? ", " : "", p->rows[i].row.name,
+                               p->rows[i].nodes,
+                               p->rows[i].nodes == 1 ? "" : "s");
+    if (at < len)
+        snprintf(buf + at, len - at,
+                 ": pin one with nodeSelector " LABEL_INSTANCE_TYPE);
+    return true;
+}
+
+/*
+ * A queue whose nodes do not exist yet (Karpenter, a node group at zero):
+ * its flavors' own instance type, from the table, is where it will land.
+ */
+static void
+flavor_rows(const struct snapshot *s, const struct view *v,
+            const struct view_cluster_queue *q, const struct match *m,
+            struct placement *c)
+{
+    for (size_t i = 0; i < q->n_flavors; i++) {
+        const struct view_flavor *f = view_flavor(v, q->flavors[i]);
+        const char *type = f ? label_get(&f->set, LABEL_INSTANCE_TYPE) : NULL;
+        const struct instance_type *t;
+
+        if (type == NULL && f)
+            type = label_get(&f->set, "beta.kubernetes.io/instance-type");
+        if (type == NULL || !flavor_admits(m, f))
+            continue;
+        if ((t = snapshot_lookup(s, type)) == NULL) {
+            if (c->unresolved == NULL)
+                c->unresolved = type;
+            continue;
+        }
+        if (c->n_types == PLACEMENT_MAX) {
+            c->too_many = true;
+            return;
+        }
+        c->types[c->n_types++] = t;
+    }
+}
+
+/* Whether a kind of node can hold what the pod asks for, as the
+ * scheduler's resource fit says: its GPUs, and its EFA devices. */
+static bool
+holds(const struct node_kind *k, const struct workload *w)
+{
+    return k->gpus >= w->gpus &&
+           (w->efa <= 0 || nic_count(k, RESOURCE_EFA) >= w->efa);
+}
+
+void
+placement_from_view(const struct snapshot *s, const struct view *v,
+                    const struct match *m, const struct workload *w,
+                    const char *ns, const char *queue, struct placement *p)
+{
+    const struct view_cluster_queue *q =
+        queue && ns ? view_queue(v, ns, queue) : NULL;
+    struct placement c;
+
+    if (v == NULL || v->too_many || (v->n_kinds == 0 && q == NULL))
+        return; /* an empty view says nothing */
+    placement_clear(&c);
+    for (size_t i = 0; i < v->n_kinds; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        if (!holds(k, w) ||
+            !fits(m, &k->set, k->taints, k->n_taints, view_per_node_label) ||
+            (q && !in_queue(v, q, m, k)))
+            continue;
+        if (!add_kind(s, k, &c))
+            break;
+    }
+    if (q && c.n_types == 0 && c.unresolved == NULL && !c.too_many)
+        flavor_rows(s, v, q, m, &c);
+    if (c.n_types == 0 && c.unresolved == NULL && !c.too_many) {
+        p->no_node = v->n_kinds > 0; /* none yet: the view is no evidence */
+        return;
+    }
+    c.pinned = true;
+    c.evidence = q ? EVIDENCE_QUEUE : EVIDENCE_NODES;
+    c.via = q ? "Kueue queue" : "cluster's nodes";
+    if (c.unresolved)
+        c.unknown = c.unresolved;
+    /* Rows point into c: move them, then point at the copies. Table rows
+     * (a flavor's type) point into the snapshot and stay as they are. */
+    memcpy(p, &c, offsetof(struct placement, rows));
+    memcpy(p->rows, c.rows, c.n_rows * sizeof(c.rows[0]));
+    for (size_t i = 0; i < p->n_rows; i++) {
+        if (p->rows[i].row.shm == c.rows[i].shm)
+            p->rows[i].row.shm = p->rows[i].shm; /* a product's row */
+        p->types[i] = &p->rows[i].row;
+    }
+}

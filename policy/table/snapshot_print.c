@@ -1,0 +1,247 @@
+/*
+ * snapshot_print.c - a snapshot back to policy YAML, in one canonical
+ * form, so that print -> parse -> print gives the same bytes.
+ */
+#include "policy/table/snapshot.h"
+
+#include <string.h>
+
+#include "base/strbuf.h"
+
+/* Plain YAML only where no reader could take it for anything but text. */
+static bool
+plain_safe(const char *s)
+{
+    static const char *const words[] = {
+        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", NULL};
+
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789._/-",
+                    *p))
+            return false;
+    for (size_t i = 0; words[i]; i++)
+        if (strcasecmp(s, words[i]) == 0)
+            return false;
+    return true;
+}
+
+/*
+ * The code point of the UTF-8 sequence at s and its length in *n; -1 (and
+ * *n = 1) for a byte that does not start one.
+ */
+static long
+utf8_next(const unsigned char *s, size_t *n)
+{
+    long cp;
+    size_t len, i;
+
+    *n = 1;
+    if (s[0] < 0x80)
+        return s[0];
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        len = 2, cp = s[0] & 0x1F;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+        len = 3, cp = s[0] & 0x0F;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+        len = 4, cp = s[0] & 0x07;
+    else
+        return -1;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return -1;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    *n = len;
+    return cp;
+}
+
+/*
+ * A double-quoted YAML scalar, escaped. Besides '"' and '\\', every
+ * character YAML does not take raw inside quotes is escaped: C0 and C1
+ * controls and DEL (the reader refuses them), the line breaks U+0085,
+ * U+2028 and U+2029 (read raw, they fold into a space), and U+FEFF,
+ * U+FFFE, U+FFFF. What the loader accepted is UTF-8; a byte that is not
+ * is copied as it is.
+ */
+static void
+put_quoted(struct strbuf *sb, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n;
+
+    strbuf_puts(sb, "\"");
+    for (; *p; p += n) {
+        long cp = utf8_next(p, &n);
+
+        if (cp == '"' || cp == '\\')
+            strbuf_printf(sb, "\\%c", (int)cp);
+        else if (cp >= 0 && (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)))
+            strbuf_printf(sb, "\\x%02lx", cp);
+        else if (cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
+                 cp == 0xFFFE || cp == 0xFFFF)
+            strbuf_printf(sb, "\\u%04lx", cp);
+        else
+            strbuf_add(sb, (const char *)p, n);
+    }
+    strbuf_puts(sb, "\"");
+}
+
+static void
+put_string(struct strbuf *sb, const char *s)
+{
+    if (plain_safe(s))
+        strbuf_puts(sb, s);
+    else
+        put_quoted(sb, s);
+}
+
+static const char *
+yes_no(bool b)
+{
+    return b ? "true" : "false";
+}
+
+static void
+put_inject(struct strbuf *sb, const struct inject *in, const char *indent)
+{
+    strbuf_printf(sb,
+                  "%sefa: %s\n%shostIPC: %s\n%sshm: %s\n%sipcLock: %s\n"
+                  "%stolerations: %s\n%senv: %s\n",
+                  indent, yes_no(in->efa), indent, yes_no(in->host_ipc), indent,
+                  yes_no(in->shm), indent, yes_no(in->ipc_lock), indent,
+                  yes_no(in->tolerations), indent, yes_no(in->env));
+    /* Printed when on: policies written before it read back the same. */
+    if (in->zone_affinity)
+        strbuf_printf(sb, "%szoneAffinity: true\n", indent);
+}
+
+static void
+put_type(struct strbuf *sb, const struct instance_type *t)
+{
+    strbuf_puts(sb, "  - name: ");
+    put_string(sb, t->name);
+    strbuf_puts(sb, "\n    accelerator: ");
+    put_string(sb, t->accelerator);
+    strbuf_puts(sb, "\n    resource: ");
+    put_string(sb, t->resource);
+    strbuf_printf(sb, "\n    count: %d\n    memory: %s\n", t->count, t->memory);
+    strbuf_printf(sb, "    interconnect: %s\n    nvlinkGBps: %d\n",
+                  link_name(t->link), t->nvlink_gbps);
+    strbuf_printf(sb, "    efa: %d\n", t->efa);
+    /* Only what differs from the default, so AWS rows print as before. */
+    if (t->nic_resource) {
+        strbuf_puts(sb, "    nicResource: ");
+        put_string(sb, t->nic_resource);
+        strbuf_puts(sb, "\n");
+    }
+    if (t->nic_annotation) {
+        strbuf_puts(sb, "    nicAnnotation: ");
+        put_string(sb, t->nic_annotation);
+        strbuf_puts(sb, "\n");
+    }
+    strbuf_printf(sb, "    gpuDirectRDMA: %s\n", yes_no(t->gpudirect_rdma));
+    strbuf_printf(sb, "    hostMemory: %s\n    shm: %s\n", t->host_memory,
+                  t->shm);
+    if (t->n_env == 0) {
+        strbuf_puts(sb, "    env: []\n");
+        return;
+    }
+    strbuf_puts(sb, "    env:\n");
+    for (size_t i = 0; i < t->n_env; i++) {
+        strbuf_puts(sb, "      - name: ");
+        put_string(sb, t->env[i].name);
+        strbuf_puts(sb, "\n        value: ");
+        /*
+         * Values are always quoted: "1" must stay a string. Escaped, as
+         * fuzz_policy found: a value with a '"' printed unreadable YAML.
+         */
+        put_quoted(sb, t->env[i].value);
+        strbuf_puts(sb, "\n        why: ");
+        put_string(sb, t->env[i].why);
+        strbuf_puts(sb, "\n");
+    }
+}
+
+static void
+put_product(struct strbuf *sb, const struct gpu_product *p)
+{
+    strbuf_puts(sb, "  - name: ");
+    put_string(sb, p->name);
+    strbuf_puts(sb, "\n    accelerator: ");
+    put_string(sb, p->accelerator);
+    strbuf_puts(sb, "\n");
+    if (p->memory)
+        strbuf_printf(sb, "    memory: %s\n", p->memory);
+    strbuf_printf(sb, "    nvlinkGBps: %d\n    labels:\n", p->nvlink_gbps);
+    for (size_t i = 0; i < p->n_labels; i++) {
+        strbuf_puts(sb, "      - ");
+        put_string(sb, p->labels[i]);
+        strbuf_puts(sb, "\n");
+    }
+    strbuf_puts(sb, p->n_links ? "    links:\n" : "    links: []\n");
+    for (size_t i = 0; i < p->n_links; i++) {
+        const struct product_link *l = &p->links[i];
+
+        if (l->min == l->max)
+            strbuf_printf(sb, "      - gpus: %d\n", l->min);
+        else if (l->max == PRODUCT_GPUS_MAX)
+            strbuf_printf(sb, "      - gpus: %d+\n", l->min);
+        else
+            strbuf_printf(sb, "      - gpus: %d-%d\n", l->min, l->max);
+        strbuf_printf(sb, "        interconnect: %s\n", link_name(l->link));
+    }
+}
+
+char *
+snapshot_print(const struct snapshot *s)
+{
+    struct strbuf sb = {0};
+
+    strbuf_printf(&sb, "# topogate policy, loaded from %s\n", s->origin);
+    /* The whole merged table follows: it must not merge again. */
+    strbuf_puts(&sb, "base: empty\n");
+    strbuf_printf(&sb, "mode: %s\n", mode_name(s->mode));
+    strbuf_printf(&sb, "unknownInstanceType: %s\n",
+                  s->unknown == UNKNOWN_DENY ? "deny" : "warn");
+    strbuf_printf(&sb, "optOut: %s\n", yes_no(s->allow_opt_out));
+    strbuf_printf(&sb, "overrideUserValues: %s\n", yes_no(s->override_user));
+    strbuf_puts(&sb, "inject:\n");
+    put_inject(&sb, &s->inject, "  ");
+    strbuf_puts(&sb, s->n_namespaces ? "namespaces:\n" : "namespaces: []\n");
+    for (size_t i = 0; i < s->n_namespaces; i++) {
+        strbuf_puts(&sb, "  - name: ");
+        put_string(&sb, s->namespaces[i].name);
+        strbuf_printf(&sb, "\n    mode: %s\n    optOut: %s\n",
+                      mode_name(s->namespaces[i].mode),
+                      yes_no(s->namespaces[i].allow_opt_out));
+        if (s->namespaces[i].instance_type) {
+            strbuf_puts(&sb, "    instanceType: ");
+            put_string(&sb, s->namespaces[i].instance_type);
+            strbuf_puts(&sb, "\n");
+        }
+        strbuf_puts(&sb, "    inject:\n");
+        put_inject(&sb, &s->namespaces[i].inject, "      ");
+    }
+    strbuf_printf(&sb, "jobs:\n  repack: %s\n", yes_no(s->repack));
+    strbuf_puts(&sb, s->n_runtime_types ? "  runtimes:\n" : "  runtimes: []\n");
+    for (size_t i = 0; i < s->n_runtime_types; i++) {
+        strbuf_puts(&sb, "    - name: ");
+        put_string(&sb, s->runtime_types[i].runtime);
+        strbuf_puts(&sb, "\n      instanceType: ");
+        put_string(&sb, s->runtime_types[i].instance_type);
+        strbuf_puts(&sb, "\n");
+    }
+    /* An empty table must still read back as a list. */
+    strbuf_puts(&sb, s->n_types ? "instanceTypes:\n" : "instanceTypes: []\n");
+    for (size_t i = 0; i < s->n_types; i++)
+        put_type(&sb, &s->types[i]);
+    /* Left out when empty: a policy without the key prints as before. */
+    if (s->n_products)
+        strbuf_puts(&sb, "gpuProducts:\n");
+    for (size_t i = 0; i < s->n_products; i++)
+        put_product(&sb, &s->products[i]);
+    return strbuf_take(&sb);
+}

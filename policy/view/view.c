@@ -1,0 +1,863 @@
+/*
+ * view.c - see view.h.
+ *
+ * The index keeps each GPU node as a name and a pointer to a shared kind:
+ * nodes alike in labels (per-node ones left out), taints and allocatable
+ * GPUs and NICs share one entry, so 5,000 nodes of a few dozen kinds cost
+ * a few dozen label sets. A node update that changes none of these finds
+ * its own kind again and is dropped.
+ */
+#include "policy/view/view.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/k8s/pod.h"
+#include "policy/k8s/quantity.h"
+
+/* --- kinds ------------------------------------------------------------- */
+
+struct kind_entry {
+    struct node_kind k; /* k.nodes counts the nodes that point here */
+    uint64_t hash;
+};
+
+struct node_entry {
+    char *name;
+    struct kind_entry *kind;
+};
+
+struct view_index {
+    struct node_entry *nodes; /* sorted by name */
+    size_t n_nodes, cap_nodes;
+    struct kind_entry **kinds;
+    size_t n_kinds, cap_kinds;
+    cJSON *flavors, *cluster_queues, *local_queues; /* name -> object */
+    cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
+};
+
+/*
+ * Labels that name one node, or a slot of hardware finer than a kind, and
+ * never what it is: grouping by them would make each node its own kind.
+ * Every other label is kept: a pod may select on any of them.
+ */
+bool
+view_per_node_label(const char *key)
+{
+    static const char *const exact[] = {
+        "kubernetes.io/hostname",
+        "alpha.eksctl.io/instance-id",
+        "cloud.google.com/gce-topology-host",
+        "topology.k8s.aws/network-node-layer-1",
+        "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3",
+        "topology.k8s.aws/network-node-layer-4",
+        "node.kubernetes.io/instance-id",
+        "kubernetes.azure.com/nodename",
+        NULL,
+    };
+    for (size_t i = 0; exact[i]; i++)
+        if (strcmp(key, exact[i]) == 0)
+            return true;
+    return false;
+}
+
+static uint64_t
+fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0xff) * 1099511628211ULL; /* ends every string */
+}
+
+static int
+label_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct label *)a)->key,
+                  ((const struct label *)b)->key);
+}
+
+static char *
+dup(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static void
+labels_free(struct label *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)l[i].key);
+        free((char *)l[i].value);
+    }
+    free(l);
+}
+
+static void
+taints_free(struct taint *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)t[i].key);
+        free((char *)t[i].value);
+        free((char *)t[i].effect);
+    }
+    free(t);
+}
+
+static void
+kind_clear(struct node_kind *k)
+{
+    labels_free(k->labels, k->n_labels);
+    taints_free(k->taints, k->n_taints);
+    for (size_t i = 0; i < k->n_nics; i++)
+        free(k->nics[i].resource);
+    memset(k, 0, sizeof(*k));
+}
+
+/* A string -> string map into owned, sorted labels; skip drops keys. */
+static int
+labels_read(const cJSON *map, bool (*skip)(const char *), struct label **out,
+            size_t *n)
+{
+    const cJSON *it;
+    size_t cap = (size_t)cJSON_GetArraySize(map);
+
+    *out = NULL;
+    *n = 0;
+    if (!cJSON_IsObject(map) || cap == 0)
+        return 0;
+    if ((*out = calloc(cap, sizeof(**out))) == NULL)
+        return -1;
+    cJSON_ArrayForEach(it, map)
+    {
+        if (!cJSON_IsString(it) || (skip && skip(it->string)))
+            continue;
+        struct label *l = &(*out)[(*n)++];
+        l->key = dup(it->string);
+        l->value = dup(it->valuestring);
+        if (!l->key || !l->value)
+            return -1;
+    }
+    qsort(*out, *n, sizeof(**out), label_cmp);
+    return 0;
+}
+
+/* spec.taints or a flavor's nodeTaints, as taints that schedule. */
+static int
+taints_read(const cJSON *arr, struct taint **out, size_t *n)
+{
+    const cJSON *it;
+
+    *out = NULL;
+    *n = 0;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+        return 0;
+    if ((*out = calloc((size_t)cJSON_GetArraySize(arr), sizeof(**out))) == NULL)
+        return -1;
+    cJSON_ArrayForEach(it, arr)
+    {
+        const char *key = json_string(it, "key");
+        const char *effect = json_string(it, "effect");
+        if (key == NULL || effect == NULL)
+            continue;
+        struct taint *t = &(*out)[(*n)++];
+        t->key = dup(key);
+        t->value = dup(json_string(it, "value"));
+        t->effect = dup(effect);
+        if (!t->key || !t->value || !t->effect)
+            return -1;
+    }
+    return 0;
+}
+
+static long
+count_of(const cJSON *v)
+{
+    long n;
+    return v && quantity_count(v, &n) == 0 && n > 0 ? n : 0;
+}
+
+/* NICs for RDMA, by the names device plugins give them. */
+static bool
+is_nic(const char *resource)
+{
+    return strstr(resource, "efa") || strstr(resource, "rdma") ||
+           strncmp(resource, "networking.gke.io.networks/", 27) == 0;
+}
+
+/* What decisions read of a Node; 0 with k->gpus == 0 for a GPU-less one. */
+static int
+kind_read(const cJSON *node, struct node_kind *k)
+{
+    const cJSON *alloc = json_get(json_get(node, "status"), "allocatable");
+    const cJSON *resources = cJSON_IsObject(alloc) ? alloc : NULL, *it;
+    double mem;
+
+    memset(k, 0, sizeof(*k));
+    k->gpus = count_of(json_get(alloc, RESOURCE_GPU));
+    if (k->gpus == 0)
+        return 0;
+    if (quantity_json(json_get(alloc, "memory"), &mem) == 0 && mem > 0)
+        k->memory_gib = (long)(mem / (1024.0 * 1024 * 1024));
+    cJSON_ArrayForEach(it, resources)
+    {
+        long n = count_of(it);
+        if (n == 0 || !is_nic(it->string) || k->n_nics == VIEW_NICS)
+            continue;
+        k->nics[k->n_nics].resource = dup(it->string);
+        k->nics[k->n_nics++].count = n;
+        if (k->nics[k->n_nics - 1].resource == NULL)
+            return -1;
+    }
+    if (labels_read(json_get(json_get(node, "metadata"), "labels"),
+                    view_per_node_label, &k->labels, &k->n_labels) < 0 ||
+        taints_read(json_get(json_get(node, "spec"), "taints"), &k->taints,
+                    &k->n_taints) < 0)
+        return -1;
+    return 0;
+}
+
+static uint64_t
+kind_hash(const struct node_kind *k)
+{
+    uint64_t h = 14695981039346656037ULL;
+
+    for (size_t i = 0; i < k->n_labels; i++)
+        h = fnv(fnv(h, k->labels[i].key), k->labels[i].value);
+    for (size_t i = 0; i < k->n_taints; i++)
+        h = fnv(fnv(fnv(h, k->taints[i].key), k->taints[i].value),
+                k->taints[i].effect);
+    for (size_t i = 0; i < k->n_nics; i++)
+        h = fnv(h, k->nics[i].resource) ^ (uint64_t)k->nics[i].count;
+    return h ^ (uint64_t)k->gpus * 31 ^ (uint64_t)k->memory_gib;
+}
+
+static bool
+kind_equal(const struct node_kind *a, const struct node_kind *b)
+{
+    if (a->gpus != b->gpus || a->memory_gib != b->memory_gib ||
+        a->n_labels != b->n_labels || a->n_taints != b->n_taints ||
+        a->n_nics != b->n_nics)
+        return false;
+    for (size_t i = 0; i < a->n_labels; i++)
+        if (strcmp(a->labels[i].key, b->labels[i].key) ||
+            strcmp(a->labels[i].value, b->labels[i].value))
+            return false;
+    for (size_t i = 0; i < a->n_taints; i++)
+        if (strcmp(a->taints[i].key, b->taints[i].key) ||
+            strcmp(a->taints[i].value, b->taints[i].value) ||
+            strcmp(a->taints[i].effect, b->taints[i].effect))
+            return false;
+    for (size_t i = 0; i < a->n_nics; i++)
+        if (strcmp(a->nics[i].resource, b->nics[i].resource) ||
+            a->nics[i].count != b->nics[i].count)
+            return false;
+    return true;
+}
+
+/* The index's entry equal to k (taking k's contents), or a new one. */
+static struct kind_entry *
+kind_intern(struct view_index *x, struct node_kind *k)
+{
+    uint64_t h = kind_hash(k);
+    struct kind_entry *e;
+
+    for (size_t i = 0; i < x->n_kinds; i++)
+        if (x->kinds[i]->hash == h && kind_equal(&x->kinds[i]->k, k)) {
+            kind_clear(k);
+            return x->kinds[i];
+        }
+    if (x->n_kinds == x->cap_kinds) {
+        size_t cap = x->cap_kinds ? x->cap_kinds * 2 : 16;
+        struct kind_entry **grown = realloc(x->kinds, cap * sizeof(*grown));
+        if (grown == NULL)
+            return NULL;
+        x->kinds = grown;
+        x->cap_kinds = cap;
+    }
+    if ((e = calloc(1, sizeof(*e))) == NULL)
+        return NULL;
+    e->k = *k;
+    e->k.nodes = 0;
+    e->hash = h;
+    memset(k, 0, sizeof(*k));
+    x->kinds[x->n_kinds++] = e;
+    return e;
+}
+
+/* One node fewer of this kind; the last one frees it. */
+static void
+kind_release(struct view_index *x, struct kind_entry *e)
+{
+    if (--e->k.nodes > 0)
+        return;
+    for (size_t i = 0; i < x->n_kinds; i++)
+        if (x->kinds[i] == e) {
+            x->kinds[i] = x->kinds[--x->n_kinds];
+            break;
+        }
+    kind_clear(&e->k);
+    free(e);
+}
+
+/* --- nodes ------------------------------------------------------------ */
+
+/* Where name is, or would be inserted; *found says which. */
+static size_t
+node_find(const struct view_index *x, const char *name, bool *found)
+{
+    size_t lo = 0, hi = x->n_nodes;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, x->nodes[mid].name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *found = false;
+    return lo;
+}
+
+static void
+node_remove(struct view_index *x, size_t at)
+{
+    kind_release(x, x->nodes[at].kind);
+    free(x->nodes[at].name);
+    memmove(&x->nodes[at], &x->nodes[at + 1],
+            (x->n_nodes - at - 1) * sizeof(x->nodes[0]));
+    x->n_nodes--;
+}
+
+int
+view_index_put_node(struct view_index *x, const cJSON *node)
+{
+    const char *name = json_string(json_get(node, "metadata"), "name");
+    struct node_kind k;
+    struct kind_entry *e;
+    bool found;
+    size_t at;
+
+    if (name == NULL)
+        return 0;
+    at = node_find(x, name, &found);
+    if (kind_read(node, &k) < 0) {
+        kind_clear(&k);
+        return -1;
+    }
+    if (k.gpus == 0) {
+        kind_clear(&k);
+        if (!found)
+            return 0;
+        node_remove(x, at);
+        return 1;
+    }
+    if ((e = kind_intern(x, &k)) == NULL) {
+        kind_clear(&k);
+        return -1;
+    }
+    if (found) {
+        if (x->nodes[at].kind == e)
+            return 0; /* a heartbeat: nothing decisions read changed */
+        e->k.nodes++;
+        kind_release(x, x->nodes[at].kind);
+        x->nodes[at].kind = e;
+        return 1;
+    }
+    if (x->n_nodes == x->cap_nodes) {
+        size_t cap = x->cap_nodes ? x->cap_nodes * 2 : 64;
+        struct node_entry *grown = realloc(x->nodes, cap * sizeof(*grown));
+        if (grown == NULL)
+            goto fail;
+        x->nodes = grown;
+        x->cap_nodes = cap;
+    }
+    memmove(&x->nodes[at + 1], &x->nodes[at],
+            (x->n_nodes - at) * sizeof(x->nodes[0]));
+    x->n_nodes++;
+    x->nodes[at] = (struct node_entry){strdup(name), e};
+    e->k.nodes++;
+    if (x->nodes[at].name == NULL) {
+        node_remove(x, at);
+        return -1;
+    }
+    return 1;
+fail:
+    e->k.nodes++;
+    kind_release(x, e);
+    return -1;
+}
+
+int
+view_index_del_node(struct view_index *x, const cJSON *node)
+{
+    const char *name = json_string(json_get(node, "metadata"), "name");
+    bool found;
+    size_t at;
+
+    if (name == NULL)
+        return 0;
+    at = node_find(x, name, &found);
+    if (found)
+        node_remove(x, at);
+    return found;
+}
+
+/* --- Kueue's queues, Trainer's runtimes -------------------------------- */
+
+/* These objects are few: kept whole (kind, metadata, spec), keyed
+ * "namespace/name". */
+static cJSON **
+object_map(struct view_index *x, const char *kind)
+{
+    if (strcmp(kind, "ResourceFlavor") == 0)
+        return &x->flavors;
+    if (strcmp(kind, "ClusterQueue") == 0)
+        return &x->cluster_queues;
+    if (strcmp(kind, "LocalQueue") == 0)
+        return &x->local_queues;
+    if (strcmp(kind, "TrainingRuntime") == 0)
+        return &x->runtimes;
+    if (strcmp(kind, "ClusterTrainingRuntime") == 0)
+        return &x->cluster_runtimes;
+    return NULL;
+}
+
+static void
+object_key(const cJSON *obj, char *key, size_t len)
+{
+    const cJSON *meta = json_get(obj, "metadata");
+    const char *ns = json_string(meta, "namespace");
+    const char *name = json_string(meta, "name");
+
+    snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+int
+view_index_put_object(struct view_index *x, const char *kind,
+                      const cJSON *obj)
+{
+    cJSON **map = object_map(x, kind), *keep, *old;
+    char key[512];
+
+    if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
+        return 0; /* not one of these kinds, or nameless: nothing to keep */
+    object_key(obj, key, sizeof(key));
+    /* Only the spec matters; status changes on every admission. */
+    old = cJSON_GetObjectItemCaseSensitive(*map, key);
+    if (old && cJSON_Compare(json_get(old, "spec"), json_get(obj, "spec"), 1))
+        return 0;
+    /* A spec may be missing (or null): kept as an empty one. */
+    const cJSON *spec = json_get(obj, "spec");
+    if ((keep = cJSON_CreateObject()) == NULL ||
+        !cJSON_AddStringToObject(keep, "kind", kind) ||
+        !cJSON_AddItemToObject(keep, "metadata",
+                               cJSON_Duplicate(json_get(obj, "metadata"), 1)) ||
+        !cJSON_AddItemToObject(keep, "spec",
+                               cJSON_IsObject(spec) ? cJSON_Duplicate(spec, 1)
+                                                    : cJSON_CreateObject())) {
+        cJSON_Delete(keep);
+        return -1;
+    }
+    if (old)
+        cJSON_ReplaceItemInObjectCaseSensitive(*map, key, keep);
+    else
+        cJSON_AddItemToObject(*map, key, keep);
+    return 1;
+}
+
+int
+view_index_del_object(struct view_index *x, const char *kind,
+                      const cJSON *obj)
+{
+    cJSON **map = object_map(x, kind), *old;
+    char key[512];
+
+    if (map == NULL)
+        return 0;
+    object_key(obj, key, sizeof(key));
+    old = cJSON_DetachItemFromObjectCaseSensitive(*map, key);
+    cJSON_Delete(old);
+    return old != NULL;
+}
+
+int
+view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
+{
+    const cJSON *it;
+
+    if (strcmp(kind, "Node") == 0) {
+        while (x->n_nodes > 0)
+            node_remove(x, x->n_nodes - 1);
+        cJSON_ArrayForEach(it, items)
+        {
+            if (view_index_put_node(x, it) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    cJSON **map = object_map(x, kind);
+    if (map == NULL)
+        return -1;
+    cJSON_Delete(*map);
+    if ((*map = cJSON_CreateObject()) == NULL)
+        return -1;
+    cJSON_ArrayForEach(it, items)
+    {
+        if (view_index_put_object(x, kind, it) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int
+view_index_put(struct view_index *x, const cJSON *obj)
+{
+    const char *kind = json_string(obj, "kind");
+
+    if (kind && strcmp(kind, "Node") == 0)
+        return view_index_put_node(x, obj) < 0 ? -1 : 1;
+    if (kind && object_map(x, kind))
+        return view_index_put_object(x, kind, obj) < 0 ? -1 : 1;
+    return 0;
+}
+
+struct view_index *
+view_index_new(void)
+{
+    struct view_index *x = calloc(1, sizeof(*x));
+
+    if (x == NULL)
+        return NULL;
+    x->flavors = cJSON_CreateObject();
+    x->cluster_queues = cJSON_CreateObject();
+    x->local_queues = cJSON_CreateObject();
+    x->runtimes = cJSON_CreateObject();
+    x->cluster_runtimes = cJSON_CreateObject();
+    if (!x->flavors || !x->cluster_queues || !x->local_queues ||
+        !x->runtimes || !x->cluster_runtimes) {
+        view_index_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void
+view_index_free(struct view_index *x)
+{
+    if (x == NULL)
+        return;
+    while (x->n_nodes > 0)
+        node_remove(x, x->n_nodes - 1);
+    free(x->nodes);
+    free(x->kinds);
+    cJSON_Delete(x->flavors);
+    cJSON_Delete(x->cluster_queues);
+    cJSON_Delete(x->local_queues);
+    cJSON_Delete(x->runtimes);
+    cJSON_Delete(x->cluster_runtimes);
+    free(x);
+}
+
+/* --- the immutable view ----------------------------------------------- */
+
+static int
+kind_copy(const struct node_kind *from, struct node_kind *to)
+{
+    memset(to, 0, sizeof(*to));
+    to->gpus = from->gpus;
+    to->memory_gib = from->memory_gib;
+    to->nodes = from->nodes;
+    if (from->n_labels &&
+        (to->labels = calloc(from->n_labels, sizeof(*to->labels))) == NULL)
+        return -1;
+    for (; to->n_labels < from->n_labels; to->n_labels++) {
+        struct label *l = &to->labels[to->n_labels];
+        l->key = dup(from->labels[to->n_labels].key);
+        l->value = dup(from->labels[to->n_labels].value);
+        if (!l->key || !l->value) {
+            to->n_labels++;
+            return -1;
+        }
+    }
+    to->set = (struct label_set){to->labels, to->n_labels};
+    if (from->n_taints &&
+        (to->taints = calloc(from->n_taints, sizeof(*to->taints))) == NULL)
+        return -1;
+    for (; to->n_taints < from->n_taints; to->n_taints++) {
+        const struct taint *f = &from->taints[to->n_taints];
+        struct taint *t = &to->taints[to->n_taints];
+        t->key = dup(f->key);
+        t->value = dup(f->value);
+        t->effect = dup(f->effect);
+        if (!t->key || !t->value || !t->effect) {
+            to->n_taints++;
+            return -1;
+        }
+    }
+    for (; to->n_nics < from->n_nics; to->n_nics++) {
+        to->nics[to->n_nics].count = from->nics[to->n_nics].count;
+        if ((to->nics[to->n_nics].resource =
+                 dup(from->nics[to->n_nics].resource)) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+flavor_read(const cJSON *obj, struct view_flavor *f)
+{
+    const cJSON *spec = json_get(obj, "spec");
+
+    f->name = dup(json_string(json_get(obj, "metadata"), "name"));
+    if (f->name == NULL ||
+        labels_read(json_get(spec, "nodeLabels"), NULL, &f->labels,
+                    &f->n_labels) < 0 ||
+        taints_read(json_get(spec, "nodeTaints"), &f->taints, &f->n_taints) < 0)
+        return -1;
+    f->set = (struct label_set){f->labels, f->n_labels};
+    return 0;
+}
+
+static bool
+covers_gpus(const cJSON *group)
+{
+    const cJSON *r;
+
+    cJSON_ArrayForEach(r, json_get(group, "coveredResources"))
+    {
+        if (cJSON_IsString(r) && strcmp(r->valuestring, RESOURCE_GPU) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The flavors of the resource groups that cover GPUs, in order. */
+static int
+cluster_queue_read(const cJSON *obj, struct view_cluster_queue *q)
+{
+    const cJSON *group, *f;
+    size_t n = 0;
+
+    q->name = dup(json_string(json_get(obj, "metadata"), "name"));
+    if (q->name == NULL)
+        return -1;
+    cJSON_ArrayForEach(group, json_get(json_get(obj, "spec"), "resourceGroups"))
+    {
+        if (covers_gpus(group))
+            n += (size_t)cJSON_GetArraySize(json_get(group, "flavors"));
+    }
+    if (n && (q->flavors = calloc(n, sizeof(*q->flavors))) == NULL)
+        return -1;
+    cJSON_ArrayForEach(group, json_get(json_get(obj, "spec"), "resourceGroups"))
+    {
+        if (!covers_gpus(group))
+            continue;
+        cJSON_ArrayForEach(f, json_get(group, "flavors"))
+        {
+            const char *name = json_string(f, "name");
+            if (name && (q->flavors[q->n_flavors++] = strdup(name)) == NULL)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+local_queue_read(const cJSON *obj, struct view_local_queue *q)
+{
+    const cJSON *meta = json_get(obj, "metadata");
+
+    q->namespace = dup(json_string(meta, "namespace"));
+    q->name = dup(json_string(meta, "name"));
+    q->cluster_queue = dup(json_string(json_get(obj, "spec"), "clusterQueue"));
+    return q->namespace && q->name && q->cluster_queue ? 0 : -1;
+}
+
+static void
+view_free(struct view *v)
+{
+    for (size_t i = 0; i < v->n_kinds; i++)
+        kind_clear(&v->kinds[i]);
+    free(v->kinds);
+    for (size_t i = 0; i < v->n_flavors; i++) {
+        free(v->flavors[i].name);
+        labels_free(v->flavors[i].labels, v->flavors[i].n_labels);
+        taints_free(v->flavors[i].taints, v->flavors[i].n_taints);
+    }
+    free(v->flavors);
+    for (size_t i = 0; i < v->n_cluster_queues; i++) {
+        free(v->cluster_queues[i].name);
+        for (size_t j = 0; j < v->cluster_queues[i].n_flavors; j++)
+            free(v->cluster_queues[i].flavors[j]);
+        free(v->cluster_queues[i].flavors);
+    }
+    free(v->cluster_queues);
+    for (size_t i = 0; i < v->n_local_queues; i++) {
+        free(v->local_queues[i].namespace);
+        free(v->local_queues[i].name);
+        free(v->local_queues[i].cluster_queue);
+    }
+    free(v->local_queues);
+    free(v->runtimes.items);
+    cJSON_Delete(v->runtime_objects);
+    free(v);
+}
+
+static void *
+array(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size);
+}
+
+/* Kinds in a stable order, for people and golden files: by labels. */
+static int
+kind_order(const void *pa, const void *pb)
+{
+    const struct node_kind *a = pa, *b = pb;
+    int c;
+
+    for (size_t i = 0; i < a->n_labels && i < b->n_labels; i++) {
+        if ((c = strcmp(a->labels[i].key, b->labels[i].key)) != 0 ||
+            (c = strcmp(a->labels[i].value, b->labels[i].value)) != 0)
+            return c;
+    }
+    if (a->n_labels != b->n_labels)
+        return a->n_labels < b->n_labels ? -1 : 1;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus ? -1 : 1;
+    return a->n_taints < b->n_taints ? -1 : a->n_taints > b->n_taints;
+}
+
+/* Trainer's runtimes as expand() takes them, owned by the view. */
+static int
+runtimes_copy(const struct view_index *x, struct view *v)
+{
+    size_t n = (size_t)cJSON_GetArraySize(x->runtimes) +
+               (size_t)cJSON_GetArraySize(x->cluster_runtimes);
+    const cJSON *maps[] = {x->runtimes, x->cluster_runtimes}, *it;
+
+    if ((v->runtime_objects = cJSON_CreateArray()) == NULL ||
+        (v->runtimes.items = array(n, sizeof(*v->runtimes.items))) == NULL)
+        return -1;
+    for (size_t m = 0; m < 2; m++)
+        cJSON_ArrayForEach(it, maps[m])
+        {
+            cJSON *copy = cJSON_Duplicate(it, true);
+            if (!cJSON_AddItemToArray(v->runtime_objects, copy)) {
+                cJSON_Delete(copy);
+                return -1;
+            }
+            v->runtimes.items[v->runtimes.n++] = copy;
+        }
+    return 0;
+}
+
+const struct runtimes *
+view_runtimes(const struct view *v)
+{
+    return v && v->runtimes.n > 0 ? &v->runtimes : NULL;
+}
+
+struct view *
+view_build(const struct view_index *x)
+{
+    struct view *v = calloc(1, sizeof(*v));
+    size_t kinds = x->n_kinds;
+    const cJSON *it;
+
+    if (v == NULL)
+        return NULL;
+    v->refs = 1;
+    if (kinds > VIEW_KINDS_MAX) {
+        kinds = VIEW_KINDS_MAX;
+        v->too_many = true;
+    }
+    v->kinds = array(kinds, sizeof(*v->kinds));
+    v->flavors =
+        array((size_t)cJSON_GetArraySize(x->flavors), sizeof(*v->flavors));
+    v->cluster_queues = array((size_t)cJSON_GetArraySize(x->cluster_queues),
+                              sizeof(*v->cluster_queues));
+    v->local_queues = array((size_t)cJSON_GetArraySize(x->local_queues),
+                            sizeof(*v->local_queues));
+    if (!v->kinds || !v->flavors || !v->cluster_queues || !v->local_queues)
+        goto fail;
+    for (; v->n_kinds < kinds; v->n_kinds++) {
+        v->n_nodes += x->kinds[v->n_kinds]->k.nodes;
+        if (kind_copy(&x->kinds[v->n_kinds]->k, &v->kinds[v->n_kinds]) < 0) {
+            v->n_kinds++;
+            goto fail;
+        }
+    }
+    qsort(v->kinds, v->n_kinds, sizeof(v->kinds[0]), kind_order);
+    for (size_t i = 0; i < v->n_kinds; i++) /* qsort moved them */
+        v->kinds[i].set =
+            (struct label_set){v->kinds[i].labels, v->kinds[i].n_labels};
+    cJSON_ArrayForEach(it, x->flavors)
+    {
+        if (flavor_read(it, &v->flavors[v->n_flavors++]) < 0)
+            goto fail;
+    }
+    cJSON_ArrayForEach(it, x->cluster_queues)
+    {
+        if (cluster_queue_read(it, &v->cluster_queues[v->n_cluster_queues++]) <
+            0)
+            goto fail;
+    }
+    cJSON_ArrayForEach(it, x->local_queues)
+    {
+        if (local_queue_read(it, &v->local_queues[v->n_local_queues++]) < 0)
+            goto fail;
+    }
+    if (runtimes_copy(x, v) < 0)
+        goto fail;
+    return v;
+fail:
+    view_free(v);
+    return NULL;
+}
+
+struct view *
+view_ref(struct view *v)
+{
+    if (v)
+        atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+    return v;
+}
+
+void
+view_unref(struct view *v)
+{
+    if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
+        view_free(v);
+}
+
+const struct view_flavor *
+view_flavor(const struct view *v, const char *name)
+{
+    for (size_t i = 0; i < v->n_flavors; i++)
+        if (strcmp(v->flavors[i].name, name) == 0)
+            return &v->flavors[i];
+    return NULL;
+}
+
+const struct view_cluster_queue *
+view_queue(const struct view *v, const char *ns, const char *local_queue)
+{
+    for (size_t i = 0; i < v->n_local_queues; i++) {
+        const struct view_local_queue *l = &v->local_queues[i];
+        if (strcmp(l->namespace, ns) || strcmp(l->name, local_queue))
+            continue;
+        for (size_t j = 0; j < v->n_cluster_queues; j++)
+            if (strcmp(v->cluster_queues[j].name, l->cluster_queue) == 0)
+                return &v->cluster_queues[j];
+    }
+    return NULL;
+}

@@ -1,0 +1,138 @@
+/*
+ * view.h - the cluster view: the kinds of GPU node the cluster has,
+ * Kueue's queues and flavors and Trainer's runtimes, as decisions need
+ * them.
+ *
+ * Two layers, like the scheduler's cache and snapshot. A struct
+ * view_index is mutable and owned by one thread (the watch thread, or
+ * `audit --nodes` reading a file): objects go in as parsed JSON, and
+ * only what decisions need is kept. view_build() makes an immutable,
+ * refcounted struct view from it, which reviews borrow. Nothing here
+ * opens, reads or times anything.
+ */
+#ifndef TOPOGATE_VIEW_H
+#define TOPOGATE_VIEW_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "policy/kinds/expand.h"
+#include "policy/k8s/match.h"
+
+/* More kinds than this and a per-node label we do not know is likely. */
+#define VIEW_KINDS_MAX 512
+#define VIEW_NICS 4
+
+/* An allocatable extended resource of a node other than the GPU. */
+struct view_nic {
+    char *resource; /* "vpc.amazonaws.com/efa", "rdma/ib", ... */
+    long count;
+};
+
+/* Nodes alike in all that decisions read. Strings owned by the view. */
+struct node_kind {
+    struct label *labels; /* sorted, per-node labels left out */
+    size_t n_labels;
+    struct label_set set; /* the same, for match_labels() */
+    struct taint *taints;
+    size_t n_taints;
+    long gpus;       /* allocatable nvidia.com/gpu */
+    long memory_gib; /* allocatable memory, whole GiB */
+    struct view_nic nics[VIEW_NICS];
+    size_t n_nics;
+    size_t nodes; /* how many nodes are of this kind */
+};
+
+struct view_flavor {
+    char *name;
+    struct label *labels; /* spec.nodeLabels, sorted */
+    size_t n_labels;
+    struct label_set set;
+    struct taint *taints; /* spec.nodeTaints */
+    size_t n_taints;
+};
+
+struct view_cluster_queue {
+    char *name;
+    char **flavors; /* of the resource groups that cover nvidia.com/gpu */
+    size_t n_flavors;
+};
+
+struct view_local_queue {
+    char *namespace;
+    char *name;
+    char *cluster_queue;
+};
+
+struct view {
+    atomic_int refs;
+    struct node_kind *kinds;
+    size_t n_kinds;
+    size_t n_nodes; /* GPU nodes in the kinds */
+    bool too_many;  /* past VIEW_KINDS_MAX: the kinds are not all here */
+    struct view_flavor *flavors;
+    size_t n_flavors;
+    struct view_cluster_queue *cluster_queues;
+    size_t n_cluster_queues;
+    struct view_local_queue *local_queues;
+    size_t n_local_queues;
+    cJSON *runtime_objects;   /* Trainer's runtimes, an array */
+    struct runtimes runtimes; /* the same, for expand() */
+};
+
+struct view_index;
+
+struct view_index *view_index_new(void);
+void view_index_free(struct view_index *x);
+
+/*
+ * A Node, ADDED or MODIFIED: 1 when what decisions read changed, 0 when
+ * not (a heartbeat, a status update), -1 out of memory. A node with no
+ * GPU is kept out (and removed, if it had one before).
+ */
+int view_index_put_node(struct view_index *x, const cJSON *node);
+
+/* A Node DELETED: 1 when it was in the view, 0 when not. */
+int view_index_del_node(struct view_index *x, const cJSON *node);
+
+/* Kueue's objects and Trainer's runtimes, by kind ("ResourceFlavor",
+ * "ClusterQueue", "LocalQueue", "TrainingRuntime",
+ * "ClusterTrainingRuntime"); put: 1 changed, 0 same (or not such an
+ * object), -1 out of memory. */
+int view_index_put_object(struct view_index *x, const char *kind,
+                          const cJSON *obj);
+int view_index_del_object(struct view_index *x, const char *kind,
+                          const cJSON *obj);
+
+/* A list replaces everything of its kind ("Node" or one of the above):
+ * items is the list's array. 0, or -1 out of memory. */
+int view_index_replace(struct view_index *x, const char *kind,
+                       const cJSON *items);
+
+/* Any object: a Node or one of the above, by its "kind". 1 taken, 0 not
+ * one of these, -1 out of memory. */
+int view_index_put(struct view_index *x, const cJSON *obj);
+
+/* An immutable view of the index as it is (one reference); NULL out of
+ * memory. */
+struct view *view_build(const struct view_index *x);
+
+struct view *view_ref(struct view *v);
+void view_unref(struct view *v);
+
+/* The ClusterQueue's flavors for a LocalQueue; NULL when unknown. */
+const struct view_cluster_queue *
+view_queue(const struct view *v, const char *ns, const char *local_queue);
+const struct view_flavor *view_flavor(const struct view *v, const char *name);
+
+/* The cluster's Trainer runtimes, or NULL when it has none (or v is
+ * NULL): a TrainJob names one, and its pods come from it. */
+const struct runtimes *view_runtimes(const struct view *v);
+
+/* Labels that differ from node to node and say nothing of hardware. */
+bool view_per_node_label(const char *key);
+
+#endif
