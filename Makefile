@@ -240,7 +240,7 @@ fuzz-smoke: fuzz-deps
 # --- bench (not part of `make test`) ----------------------------------------
 
 # topogate against the peers of ../shared/bench, then the decision alone;
-# writes test/bench/results.md and README.md's Performance table.
+# writes test/bench/results.md and the table in docs/performance.md.
 SHARED ?= ../shared
 BENCH_BIN = $(BUILD)/bench/decide_bench
 

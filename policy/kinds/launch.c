@@ -194,3 +194,28 @@ launch_has_word(const cJSON *container, const char *word)
 {
     return each_word(container, is_word, (void *)word);
 }
+
+/* Whether a word's last path component is one of Open MPI's launchers. */
+static bool
+is_mpi_launcher(const char *w, size_t len, void *arg)
+{
+    static const char *const names[] = {"mpirun", "mpiexec", "orterun",
+                                        "prterun"};
+    const char *base = w;
+
+    (void)arg;
+    for (size_t i = 0; i < len; i++)
+        if (w[i] == '/')
+            base = w + i + 1;
+    len -= (size_t)(base - w);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i]) == len && memcmp(base, names[i], len) == 0)
+            return true;
+    return false;
+}
+
+bool
+launch_runs_mpirun(const cJSON *container)
+{
+    return each_word(container, is_mpi_launcher, NULL);
+}

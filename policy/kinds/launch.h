@@ -32,4 +32,10 @@ bool launch_exports(const cJSON *container, const char *name);
 /* Whether a word of the command line is word ("mca_base_env_list"). */
 bool launch_has_word(const cJSON *container, const char *word);
 
+/*
+ * Whether the command line itself runs mpirun (or mpiexec, orterun,
+ * prterun, by any path): false for a script whose contents we cannot see.
+ */
+bool launch_runs_mpirun(const cJSON *container);
+
 #endif

@@ -751,14 +751,71 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
  * runtimes) inherit the environment of the daemon ssh starts, not of the
  * worker container: sshd passes none of its own (their sshd_config has
  * no PermitUserEnvironment, SetEnv or AcceptEnv). Open MPI exports to
- * every rank the OMPI_* variables of mpirun's environment and the
- * variables named in the MCA parameter mca_base_env_list, which
- * OMPI_MCA_mca_base_env_list sets from the environment (mpirun(1) of
- * 4.1 and 5.0), as NAME=value or as NAME (its value in mpirun's
- * environment). Intel MPI's and MPICH's Hydra pass all of the launcher's
- * environment by default. So the variables go into the launcher's env,
- * and into OMPI_MCA_mca_base_env_list as NAME=value.
+ * every rank the OMPI_* variables of mpirun's environment, the variables
+ * named by -x, and those named in the MCA parameter mca_base_env_list,
+ * which OMPI_MCA_mca_base_env_list sets from the environment (mpirun(1)
+ * of 4.1 and 5.0), as NAME=value or as NAME. Intel MPI's and MPICH's
+ * Hydra pass all of the launcher's environment by default.
+ *
+ * Open MPI 3.x and 4.x refuse to mix the two ways: with -x on the line
+ * and mca_base_env_list set, mpirun aborts ("Open MPI does not support
+ * mixing these two methods", orte/mca/schizo/ompi/schizo_ompi.c, help
+ * topic orterun:conflict-env-set; seen with Debian's 4.1.4). Open MPI 5
+ * (PRRTE) no longer checks. So the list is set only where the command is
+ * mpirun itself, on the line topogate reads, with no -x and no
+ * mca_base_env_list of its own. Anywhere else (a -x on the line, a list
+ * on the line, a script topogate cannot read) nothing is added and a
+ * warning gives the -x flags to add: -x NAME=value works with 4 and 5 and
+ * with whatever else the line exports.
  */
+
+/* Why a launcher's env cannot carry the list, or NULL when it can. */
+static const char *
+list_conflict(const cJSON *c)
+{
+    if (launch_has_word(c, "mca_base_env_list"))
+        return "sets mca_base_env_list on its command line";
+    if (launch_has_word(c, "-x"))
+        return "uses mpirun -x (Open MPI 4 aborts on -x with "
+               "mca_base_env_list)";
+    if (!launch_runs_mpirun(c))
+        return "runs no mpirun line topogate can read";
+    return NULL;
+}
+
+/*
+ * Where the list cannot go, the fix to write instead: why, then one
+ * warning per variable (each fits kubectl's line and runs as printed):
+ * -x NAME=value on the mpirun line, or NAME=value for a list on the line.
+ */
+static int
+advise_flags(struct decision *d, const char *name, const char *conflict,
+             const cJSON *c, const struct target *lt, bool override)
+{
+    bool on_line = launch_has_word(c, "mca_base_env_list");
+
+    if (name == NULL)
+        name = "?";
+    if (decision_warn(d, "container '%s' %s: topogate adds no env for its "
+                         "ranks",
+                      name, conflict) < 0)
+        return -1;
+    for (size_t k = 0; k < lt->n_env; k++) {
+        const struct env_var *e = lt->env[k];
+        /* A variable the user set in the launcher goes by name alone. */
+        bool theirs = pod_env(c, e->name) && !override;
+        const char *eq = theirs ? "" : "=", *v = theirs ? "" : e->value;
+
+        if ((on_line ? decision_warn(d, "container '%s': add %s%s%s to its "
+                                        "mca_base_env_list",
+                                     name, e->name, eq, v)
+                     : decision_warn(d, "container '%s': add -x %s%s%s to its "
+                                        "mpirun line",
+                                     name, e->name, eq, v)) < 0)
+            return -1;
+    }
+    return 0;
+}
 
 int
 mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
@@ -766,16 +823,12 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
 {
     const char *name = json_string(c, "name");
     const char *have = pod_env_value(c, LAUNCHER_ENV_LIST);
+    const char *conflict = list_conflict(c);
     struct target lt = *t;
     struct env_var list = {LAUNCHER_ENV_LIST, NULL, NULL};
     struct strbuf names = {0};
     int rc;
 
-    if (launch_has_word(c, "mca_base_env_list"))
-        return decision_warn(d,
-                             "container '%s' sets mca_base_env_list on its "
-                             "command line: topogate adds no env for its ranks",
-                             name ? name : "?");
     /* What the command exports with -x is the user's to say. */
     lt.n_env = 0;
     for (size_t k = 0; k < t->n_env; k++) {
@@ -791,9 +844,9 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
             strbuf_printf(&names, "%s%s=%s", names.len ? ";" : "", e->name,
                           e->value);
     }
-    if (lt.n_env == 0) {
+    if (lt.n_env == 0 || conflict) {
         strbuf_free(&names);
-        return 0;
+        return lt.n_env == 0 ? 0 : advise_flags(d, name, conflict, c, &lt, override);
     }
     if ((list.value = strbuf_take(&names)) == NULL)
         return -1;

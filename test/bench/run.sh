@@ -13,8 +13,8 @@
 #    keep-alive + new-connection pass on each other fixture.
 # 4. The decision alone in process (DECIDE_BENCH), and its instructions
 #    per review under valgrind --tool=callgrind.
-# 5. summarize.py writes test/bench/results.md and the table in README.md's
-#    Performance section (between the bench-table markers).
+# 5. summarize.py writes test/bench/results.md and the table in
+#    docs/performance.md (between the bench-table markers).
 #
 # Environment (defaults: about 8 minutes on a quiet machine, more when
 # tests are retried because of outside load):
@@ -24,7 +24,7 @@
 #   LATDUR=10     seconds of the 1,000/s open-loop test (+2 s warm-up)
 #   SIZES_DUR=3   seconds of each test of the per-fixture pass (1 round)
 #   QUICK=1       1 round, 3 s tests, no per-fixture pass: for development
-#   NO_README=1   leave README.md alone
+#   NO_README=1   leave docs/performance.md alone
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -167,7 +167,7 @@ for f in "${fixtures[@]}"; do
 	done
 done
 
-readme=$REPO/README.md
+readme=$REPO/docs/performance.md
 [ "${NO_README:-0}" = 1 ] && readme=
 /usr/bin/python3 "$HERE/summarize.py" "$OUT" "$HERE/results.md" $readme
-echo "== wrote $HERE/results.md${readme:+ and the table in README.md}"
+echo "== wrote $HERE/results.md${readme:+ and the table in docs/performance.md}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn one `make bench` run into test/bench/results.md (and README's table).
+"""Turn one `make bench` run into test/bench/results.md (and the table in docs/performance.md).
 
     summarize.py OUT RESULTS_MD [README_MD]
 
@@ -288,7 +288,7 @@ def main():
         ["", "The decision alone, in process (median CPU time per call; instructions per "
          "call under callgrind):", ""] + dtab + ["", "Note: " + NOTES[0]]
     full = ["# `make bench` results", "", "Written by `make bench` (test/bench/run.sh); "
-            "see README.md, section Performance, for the method.", ""] + short + \
+            "see docs/performance.md for the method.", ""] + short + \
         ["", "## Notes", ""] + ["- " + n for n in NOTES] + \
         ["", "## The other fixtures (one round each, the 6 KB pod from the main pass: read the outside load before a figure)", ""] + \
         fixtures_table([(MAIN, main_run)] + others) + \

@@ -2128,7 +2128,9 @@ def _(n):
 
 # MPI launchers (mpi-operator v2): mpirun starts the ranks over ssh, so
 # they see none of the worker container's env; the nodes' env goes into
-# the Launcher, named in OMPI_MCA_mca_base_env_list (policy/pod/mutate.c).
+# the Launcher, named in OMPI_MCA_mca_base_env_list (policy/pod/mutate.c)
+# where the mpirun line has no -x; with -x (Open MPI 4 aborts on both) the
+# answer adds nothing and warns with the -x flags to add instead.
 
 @case("job-mpijob-2x8-launcher-env-patch")
 def _(n):
@@ -2142,7 +2144,8 @@ def _(n):
 
 @case("job-mpijob-launcher-x-flags-left-to-command")
 def _(n):
-    # -x FI_PROVIDER=efa on the command line: the user's to say.
+    # -x FI_PROVIDER=efa on the command line: the user's to say, and no
+    # env list beside it (mpirun 4.1 would abort); -x flags advised.
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
                                 launcher_cmd=[
                                     "mpirun", "-np", "16", "-x",

@@ -23,6 +23,7 @@
 #
 # UPDATE=1 rewrites <case>.out.json and <case>.patch.json from `audit`
 # and prints what changed: read every changed line before committing.
+# ONLY=GLOB takes only the cases whose names match it.
 # VALGRIND=1 runs `audit` under valgrind (no leaks, no errors) and skips
 # the HTTPS pass. SHARED overrides where ../shared is.
 
@@ -119,7 +120,10 @@ names=()
 for f in "$CASES"/*.in.json; do
 	[ -e "$f" ] || continue
 	n=${f##*/}
-	names+=("${n%.in.json}")
+	n=${n%.in.json}
+	# ONLY='job-mpijob-*' runs (or, with UPDATE=1, rewrites) those alone.
+	# shellcheck disable=SC2053 # a glob on purpose
+	[[ -z ${ONLY:-} || $n == $ONLY ]] && names+=("$n")
 done
 if [ ${#names[@]} -eq 0 ]; then
 	echo "$0: no cases in $CASES" >&2
