@@ -346,6 +346,19 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
 
 /* --- pod-level fields ----------------------------------------------------- */
 
+/*
+ * Whether other pods of the job can land on this pod's node: it holds
+ * fewer GPUs than the node has, in a job of more than one pod (or of a
+ * size unknown). Only then does hostIPC buy anything: the containers of
+ * one pod already share an IPC namespace, and hostIPC makes Pod Security
+ * "baseline" refuse the pod.
+ */
+static bool
+may_share_node(const struct workload *w, const struct target *t)
+{
+    return !one_pod_job(w) && t->gpus > 0 && w->gpus < t->gpus;
+}
+
 static int
 patch_host_ipc(const cJSON *spec, bool override, struct decision *d)
 {
@@ -719,7 +732,8 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                       t->name, t->nic_annotation) < 0)
         return -1;
     read_gpus(containers, w, &g);
-    if ((in->host_ipc && patch_host_ipc(spec, override, d) < 0) ||
+    if ((in->host_ipc && may_share_node(w, t) &&
+         patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, &g, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
         (in->efa && patch_efa(containers, &g, w, t, override, d) < 0))
