@@ -9,6 +9,7 @@
 #include "policy/kinds/launch.h"
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
+#include "policy/pod/slowenv.h"
 
 /*
  * Accelerators other than NVIDIA's whose traffic EFA carries: AWS
@@ -204,6 +205,30 @@ lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
                 name, ln.np, e->job.nodes, e->job.procs, ranks);
 }
 
+/* slowenv_say: each sentence a mistake. */
+static int
+note_sentence(void *l, const char *sentence)
+{
+    return note(l, "%s", sentence);
+}
+
+/* The RDMA NIC resource the pod asks for, or NULL. */
+static const char *
+asked_nics(const cJSON *pod)
+{
+    const cJSON *c, *r;
+
+    cJSON_ArrayForEach(c, json_get(json_get(pod, "spec"), "containers"))
+    {
+        cJSON_ArrayForEach(r, json_get(json_get(c, "resources"), "limits"))
+        {
+            if (r->string && slowenv_is_rdma_resource(r->string))
+                return r->string;
+        }
+    }
+    return NULL;
+}
+
 static int
 lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
 {
@@ -223,6 +248,14 @@ lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
             if (!list && gpus > 0 && e->job.owner != OWNER_NONE &&
                 lint_launch(e, c, name, gpus, l) < 0)
                 return -1;
+            /* Without the node's type, only what the pod itself shows:
+             * its own GPUs, and the NICs it asks for in a multi-pod job. */
+            if (!list && gpus > 0) {
+                struct fast_paths fp = {
+                    gpus, false, e->job.nodes > 1 ? asked_nics(g->pod) : NULL};
+                if (slowenv_each(c, &fp, note_sentence, l) < 0)
+                    return -1;
+            }
         }
     }
     if (efa > 0 && gpus == 0 && !asks_other_accelerator(g->pod) &&

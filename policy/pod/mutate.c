@@ -17,6 +17,7 @@
 #include "policy/k8s/pod.h"
 #include "base/pointer.h"
 #include "policy/k8s/quantity.h"
+#include "policy/pod/slowenv.h"
 #include "base/strbuf.h"
 
 #define SHM_VOLUME "topogate-shm"
@@ -712,6 +713,13 @@ patch_env(const cJSON *c, uint64_t env_firsts, const char *cpath,
                       n_adds);
 }
 
+/* slowenv_say: each sentence a warning. */
+static int
+warn_sentence(void *d, const char *sentence)
+{
+    return decision_warn(d, "%s", sentence);
+}
+
 int
 mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
            const struct target *t, const struct inject *in, bool override,
@@ -720,6 +728,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     const cJSON *spec = json_get(pod, "spec");
     const cJSON *containers = json_get(spec, "containers"), *c;
     long efa = mutate_efa_after(w, t, in, override);
+    struct fast_paths fast;
     struct gpus g;
     int i = 0;
 
@@ -732,6 +741,9 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                       t->name, t->nic_annotation) < 0)
         return -1;
     read_gpus(containers, w, &g);
+    fast.gpus = w->gpus;
+    fast.node_peers = may_share_node(w, t);
+    fast.nics = !one_pod_job(w) && t->efa != 0 && t->nic ? t->nic : NULL;
     if ((in->host_ipc && may_share_node(w, t) &&
          patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, &g, t, d) < 0) ||
@@ -742,6 +754,9 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     {
         if (gpus_of(&g, i, c) > 0) {
             char cpath[64];
+
+            if (slowenv_each(c, &fast, warn_sentence, d) < 0)
+                return -1;
 
             pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
             /* A launcher that runs ranks too (runLauncherAsNode) passes

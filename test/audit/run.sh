@@ -106,6 +106,11 @@ golden gb200.txt "$TMP/gb200.txt"
 	>"$TMP/accelerators.txt" 2>&1
 expect "accelerators audit: exit status" 0 $?
 golden accelerators.txt "$TMP/accelerators.txt"
+# The user's env that turns NCCL's fast paths off (issue 43 item 8).
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/slow-env.yaml) \
+	>"$TMP/slow-env.txt" 2>&1
+expect "slow-env audit: exit status" 0 $?
+golden slow-env.txt "$TMP/slow-env.txt"
 "$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
 expect "--set with a bad name: exit status" 2 $?
 

@@ -1074,6 +1074,28 @@ def _(n):
                                {"name": "FI_PROVIDER", "value": "efa"}])
 
 
+# The user's env that turns NCCL's fast paths off: kept, and named in a
+# warning with the path it turns off (policy/pod/slowenv.c).
+
+@case("user-env-p2p-disable-warn")
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_DISABLE", "value": "1"},
+                               {"name": "NCCL_P2P_LEVEL", "value": "LOC"}])
+
+
+@case("user-env-nccl-net-socket-warn")
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_NET", "value": "Socket"},
+                               {"name": "NCCL_SHM_DISABLE", "value": "1"}])
+
+
+@case("user-env-p2p-disable-zero-silent")
+def _(n):
+    # NCCL_P2P_DISABLE=0 leaves P2P on; NCCL_IB_DISABLE does not touch EFA.
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_DISABLE", "value": "0"},
+                               {"name": "NCCL_IB_DISABLE", "value": "1"}])
+
+
 @case("user-hostipc-false-kept")
 def _(n):
     # A real apiserver omits hostIPC: false (omitempty); a review built
