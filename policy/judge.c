@@ -38,14 +38,15 @@ link_title(enum interconnect link)
 }
 
 /*
- * Pods there that claim an IMEX ComputeDomain channel reach each other
- * over NVLink across pods and nodes: splitting is not a loss. Another
- * DRA claim (a GPU, an RDMA NIC) does not join them.
+ * Pods there that claim an IMEX ComputeDomain channel, or whose env asks
+ * for the channels a node daemon gives, reach each other over NVLink
+ * across pods and nodes: splitting is not a loss. Another DRA claim (a
+ * GPU, an RDMA NIC) does not join them.
  */
 static bool
 computedomain_connected(const struct workload *w, const struct instance_type *t)
 {
-    return w->cd_channel && type_multinode_nvlink(t);
+    return (w->cd_channel || w->imex_env) && type_multinode_nvlink(t);
 }
 
 static void
@@ -74,7 +75,7 @@ judge(const struct workload *w, const struct instance_type *t,
         return;
     }
     if (w->gpus == t->count && w->pods >= 2 && type_multinode_nvlink(t) &&
-        !w->cd_channel) {
+        !w->cd_channel && !w->imex_env) {
         /* Whole nodes, but each one alone: NCCL crosses nodes on the NICs. */
         f->sev = SEV_SOFT;
         strbuf_printf(next_part(f),

@@ -342,6 +342,29 @@ has_channel_claim(const cJSON *pod)
     return false;
 }
 
+/*
+ * IMEX channels a node daemon gives the pod without DRA (providers that
+ * run the IMEX daemon on the host): the job then says so in its env,
+ * NVIDIA_IMEX_CHANNELS naming the channels (NVIDIA container toolkit) or
+ * NCCL_MNNVL_ENABLE=1 asking NCCL for multi-node NVLink (NCCL's env
+ * documentation). Evidence the pods mean to meet over NVLink, as a
+ * channel claim is.
+ */
+static bool
+has_imex_env(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        const char *mnnvl = pod_env_value(c, "NCCL_MNNVL_ENABLE");
+        if (pod_env(c, "NVIDIA_IMEX_CHANNELS") ||
+            (mnnvl && strcmp(mnnvl, "1") == 0))
+            return true;
+    }
+    return false;
+}
+
 void
 workload_read(const cJSON *pod, struct workload *w)
 {
@@ -351,6 +374,7 @@ workload_read(const cJSON *pod, struct workload *w)
     read_shape(pod, w);
     w->has_claims = has_dra_claims(pod);
     w->cd_channel = has_channel_claim(pod);
+    w->imex_env = has_imex_env(pod);
 }
 
 /*

@@ -54,6 +54,8 @@ struct workload {
     bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
     bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
+    bool imex_env;        /* its env asks for IMEX channels a node daemon
+                             gives (NVIDIA_IMEX_CHANNELS, NCCL_MNNVL_ENABLE) */
     bool trainer_mpi;     /* Trainer v2 MPI runtime (MPI, DeepSpeed):
                              OpenMPI env and ssh, no PET_* */
     bool starts_ranks;    /* its mpirun starts ranks on other pods, which

@@ -915,6 +915,23 @@ def _(n):
               resource_claims=CD_CLAIM + RDMA_CLAIM)
 
 
+# IMEX channels from a node daemon, without DRA: the job's env says so
+# (NVIDIA_IMEX_CHANNELS, NCCL_MNNVL_ENABLE=1), and that is the evidence.
+
+@case("gb200-whole-node-mnnvl-env-mutate")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=18, nproc="4", gpu=4, efa=4,
+              index=6, cpu="120", memory="800Gi", node_selector=GB200,
+              user_env=[{"name": "NCCL_MNNVL_ENABLE", "value": "1"}])
+
+
+@case("gb200-imex-channels-env-1gpu-allow")
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="1", gpu=1, index=6,
+              cpu="30", memory="200Gi", node_selector=GB200,
+              user_env=[{"name": "NVIDIA_IMEX_CHANNELS", "value": "0"}])
+
+
 # No type pinned: a ComputeDomain channel claim on nodes that carry
 # nvidia.com/gpu.clique (NVIDIA's and CoreWeave's samples: a required
 # podAffinity with it as topologyKey) is a GB200/GB300 NVLink domain.
