@@ -14,6 +14,20 @@ next_part(struct finding *f)
     return &f->parts[f->n_parts++];
 }
 
+/*
+ * A layout the command fixes beats the spec the fix changes: name the
+ * flag, or the job runs as before (1 rank on 8 GPUs) or fails to map.
+ */
+static void
+advice_command(struct finding *f, const struct workload *w)
+{
+    if (w->launch_fixed[0] != '\0')
+        strbuf_printf(next_part(f),
+                      "change the command's '%s' too: it overrides "
+                      "the spec",
+                      w->launch_fixed);
+}
+
 void
 finding_free(struct finding *f)
 {
@@ -98,6 +112,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       "joined is not known, so the layout is not checked",
                       t->name, t->count, t->accelerator, w->gpus);
         advice_layout(next_part(f), w, t);
+        advice_command(f, w);
         return;
     }
     if (link_is_nvlink(t->link) && !computedomain_connected(w, t)) {
@@ -109,6 +124,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       w->gpus);
         advice_layout(next_part(f), w, t);
         advice_resources(next_part(f), w, t);
+        advice_command(f, w);
         f->fragmented = true;
     } else if (t->link == LINK_PCIE) {
         f->sev = SEV_SOFT;
@@ -117,6 +133,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       "between them is lost",
                       t->name, t->count, t->accelerator, w->gpus);
         advice_layout(next_part(f), w, t);
+        advice_command(f, w);
     }
 }
 

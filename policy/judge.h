@@ -24,7 +24,7 @@ enum severity {
 };
 
 /* A finding reads as up to three short lines: the problem, then the fix. */
-#define FINDING_PARTS 3
+#define FINDING_PARTS 4
 
 struct finding {
     enum severity sev;

@@ -192,6 +192,15 @@ lint_launcher(const struct expansion *e, const cJSON *c, struct lint *l)
     if (lint_resources(c, name, l) < 0)
         return -1;
     launch_read(c, &ln);
+    /* Ranks per node that disagree with the slots: mpirun then maps
+     * more ranks than a worker has GPUs, or leaves GPUs idle. */
+    if (ln.per_node > 0 && e->job.procs > 0 &&
+        ln.per_node != (e->job.per_node_launcher ? 1 : e->job.procs) &&
+        note(l,
+             "container '%s': the command hard-codes %ld ranks per node but "
+             "the job has %ld slotsPerWorker",
+             name, ln.per_node, e->job.procs) < 0)
+        return -1;
     if (ln.np <= 0 || ranks <= 0 || ln.np == ranks)
         return 0;
     if (e->job.per_node_launcher)

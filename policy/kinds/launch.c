@@ -8,7 +8,15 @@
 
 #include "policy/k8s/pod.h"
 
-enum flag { FLAG_NONE, FLAG_NNODES, FLAG_NPROC, FLAG_NP, FLAG_WORLD };
+enum flag {
+    FLAG_NONE,
+    FLAG_NNODES,
+    FLAG_NPROC,
+    FLAG_NP,
+    FLAG_WORLD,
+    FLAG_PER_NODE,
+    FLAG_MAP_BY
+};
 
 static enum flag
 flag_of(const char *tok, size_t len)
@@ -25,6 +33,12 @@ flag_of(const char *tok, size_t len)
         {"--world-size", FLAG_WORLD},
         {"--world_size", FLAG_WORLD},
         {"WORLD_SIZE", FLAG_WORLD},
+        /* mpirun(1) of Open MPI 4.1 and 5.0: ranks per node. */
+        {"-npernode", FLAG_PER_NODE},
+        {"--npernode", FLAG_PER_NODE},
+        {"-N", FLAG_PER_NODE},
+        {"--map-by", FLAG_MAP_BY},
+        {"-map-by", FLAG_MAP_BY},
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         if (strlen(flags[i].name) == len &&
@@ -49,6 +63,23 @@ literal(const char *s, size_t len)
     return pod_text_count(buf);
 }
 
+/* --map-by ppr:N:node (any modifiers after it): N; -1 otherwise. */
+static long
+ppr_per_node(const char *s, size_t len)
+{
+    size_t digits = 0;
+
+    if (len < 4 || memcmp(s, "ppr:", 4) != 0)
+        return -1;
+    s += 4;
+    len -= 4;
+    while (digits < len && isdigit((unsigned char)s[digits]))
+        digits++;
+    if (digits == 0 || len - digits < 5 || memcmp(s + digits, ":node", 5) != 0)
+        return -1;
+    return literal(s, digits);
+}
+
 static void
 record(struct launch *l, enum flag f, long v, const char *tok, size_t tlen,
        const char *val, size_t vlen)
@@ -56,7 +87,11 @@ record(struct launch *l, enum flag f, long v, const char *tok, size_t tlen,
     long *slot = f == FLAG_NNODES  ? &l->nnodes
                  : f == FLAG_NPROC ? &l->nproc
                  : f == FLAG_NP    ? &l->np
-                                   : &l->world;
+                 : f == FLAG_WORLD ? &l->world
+                                   : &l->per_node;
+
+    if (f == FLAG_MAP_BY)
+        v = ppr_per_node(val, vlen);
     if (*slot >= 0 || v < 0)
         return;
     *slot = v;
@@ -105,7 +140,7 @@ launch_read(const cJSON *container, struct launch *l)
     size_t tlen = 0;
 
     memset(l, 0, sizeof(*l));
-    l->nnodes = l->nproc = l->np = l->world = -1;
+    l->nnodes = l->nproc = l->np = l->world = l->per_node = -1;
     for (int i = 0; i < 2; i++) {
         const cJSON *word;
         cJSON_ArrayForEach(word, json_get(container, fields[i]))
@@ -119,7 +154,8 @@ launch_read(const cJSON *container, struct launch *l)
 bool
 launch_hardcoded(const struct launch *l)
 {
-    return l->nnodes > 0 || l->nproc > 0 || l->np > 0 || l->world > 0;
+    return l->nnodes > 0 || l->nproc > 0 || l->np > 0 || l->world > 0 ||
+           l->per_node > 0;
 }
 
 /*

@@ -1,6 +1,7 @@
 /*
  * launch.h - what a container's command line fixes about its job's shape:
- * torchrun's --nnodes and --nproc_per_node, mpirun's -np, a world size.
+ * torchrun's --nnodes and --nproc_per_node, mpirun's -np and ranks per
+ * node, a world size.
  * Only literal numbers count; "$PET_NNODES" follows the spec and is fine.
  */
 #ifndef TOPOGATE_LAUNCH_H
@@ -15,6 +16,7 @@ struct launch {
     long nproc;  /* --nproc_per_node / --nproc-per-node N; -1 if absent */
     long np;     /* mpirun -np / -n N; -1 if absent */
     long world;  /* --world-size / --world_size / WORLD_SIZE=N; -1 if absent */
+    long per_node; /* mpirun -npernode / -N N, --map-by ppr:N:node; -1 */
     char first[64]; /* the first of them as written, "--nnodes 2" */
 };
 

@@ -6,10 +6,12 @@
  */
 #include "policy/kinds/workload.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/k8s/labels.h"
+#include "policy/kinds/launch.h"
 #include "policy/k8s/pod.h"
 
 const char *
@@ -365,6 +367,31 @@ has_imex_env(const cJSON *pod)
     return false;
 }
 
+/*
+ * A shape the first GPU container's command fixes: torchrun's flags beat
+ * PET_NPROC_PER_NODE and PET_NNODES (the env is only their default), and
+ * mpirun's -np and ranks per node beat the job's slots. A fix that
+ * changes the spec alone would then run as before, or fail to map.
+ */
+static void
+read_launch_fixed(const cJSON *pod, struct workload *w)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
+    {
+        long n;
+        struct launch l;
+
+        if (pod_count(c, RESOURCE_GPU, &n) != COUNT_OK || n <= 0)
+            continue;
+        launch_read(c, &l);
+        if (launch_hardcoded(&l))
+            snprintf(w->launch_fixed, sizeof(w->launch_fixed), "%s", l.first);
+        return;
+    }
+}
+
 void
 workload_read(const cJSON *pod, struct workload *w)
 {
@@ -375,6 +402,7 @@ workload_read(const cJSON *pod, struct workload *w)
     w->has_claims = has_dra_claims(pod);
     w->cd_channel = has_channel_claim(pod);
     w->imex_env = has_imex_env(pod);
+    read_launch_fixed(pod, w);
 }
 
 /*

@@ -677,6 +677,18 @@ def _(n):
     return tj_16x1(n)
 
 
+# A command that fixes the shape beats the spec the fix changes: torchrun's
+# --nproc_per_node beats PET_NPROC_PER_NODE, so the refusal names it.
+@case("p4d-16x1-hardcoded-nproc-deny")
+def _(n):
+    return tj_16x1(n, args=["--nproc_per_node=1", "/workspace/train.py"])
+
+
+@case("p4d-16x1-hardcoded-nproc-warn", args="--mode warn")
+def _(n):
+    return tj_16x1(n, args=["--nproc_per_node=1", "/workspace/train.py"])
+
+
 @case("p4d-16x1-pytorchjob-enforce-deny")
 def _(n):
     return review(n, pytorchjob_pod(n, node_selector=P4D, cpu="10",
