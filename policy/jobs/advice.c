@@ -46,7 +46,7 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         /* An MPI runtime's node pod carries no job size: the rule. */
         if (w->trainer_mpi && !w->pods_known) {
             strbuf_printf(sb,
-                          "use spec.trainer.numNodes = total GPUs / %d, "
+                          "use fewer nodes with all %d GPUs each: "
                           "numProcPerNode: %d",
                           t->count, t->count);
             return;
@@ -77,11 +77,12 @@ advice_layout(struct strbuf *sb, const struct workload *w,
                           nodes, per);
         break;
     case OWNER_MPIJOB:
-        /* Workers carry no job size: give the rule, not a number. Nor do
+        /* Workers carry no job size: no count of them, only the node's
+         * (the MPIJob's own check at CREATE gives the numbers). Nor do
          * they say whether mpirun starts ranks or torchruns. */
         if (!w->pods_known) {
             strbuf_printf(sb,
-                          "use Worker replicas = total GPUs / %d, with "
+                          "use fewer Workers with all %d GPUs each: "
                           "slotsPerWorker: %d or one torchrun "
                           "--nproc_per_node %d each",
                           t->count, t->count, t->count);
@@ -114,11 +115,12 @@ advice_resources(struct strbuf *sb, const struct workload *w,
 {
     long nodes, per;
 
+    bool unsized = (w->owner == OWNER_MPIJOB || w->trainer_mpi) &&
+                   !w->pods_known;
+
     layout_for(w, t, &nodes, &per);
-    if ((w->owner == OWNER_MPIJOB || w->trainer_mpi) && !w->pods_known) {
-        nodes = 2; /* the rule above: whole nodes, more than one */
-        per = t->count;
-    }
+    if (unsized)
+        per = t->count; /* the rule above: whole nodes */
     switch (w->owner) {
     case OWNER_TRAINJOB:
         strbuf_printf(sb, "set spec.trainer.resourcesPerNode limits %s: %ld",
@@ -140,6 +142,9 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         break;
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (type_nic_resource(t) && nodes > 1)
+    if (type_nic_resource(t) && unsized)
+        strbuf_printf(sb, ", and %s: %d if there is more than one",
+                      type_nic_resource(t), t->efa);
+    else if (type_nic_resource(t) && nodes > 1)
         strbuf_printf(sb, ", %s: %d", type_nic_resource(t), t->efa);
 }
