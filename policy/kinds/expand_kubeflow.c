@@ -167,30 +167,55 @@ expand_pytorchjob(const cJSON *obj, struct expansion *e)
 }
 
 /*
- * One torchrun per worker under mpirun (slotsPerWorker: 1, -np = workers,
- * --nproc_per_node = the GPUs): a common layout, right as it is. Its
- * processes per pod are torchrun's, "auto" (0) when not a literal.
+ * Whether a container starts one process group per node under mpirun:
+ * by what it does, not by a word. It runs torchrun, or its rank is used
+ * as the node's rank (NODE_RANK=$OMPI_COMM_WORLD_RANK, --node_rank
+ * $OMPI_COMM_WORLD_RANK), or it passes a per-node process count on
+ * (--nproc_per_node $GPUS_PER_NODE, in its args, a script's args or env).
+ */
+static bool
+starts_group_per_node(const cJSON *c)
+{
+    static const char *const signs[] = {
+        "torchrun",         "torch.distributed.run", "OMPI_COMM_WORLD_RANK",
+        "--nproc_per_node", "--nproc-per-node",
+    };
+
+    for (size_t i = 0; i < sizeof(signs) / sizeof(signs[0]); i++)
+        if (launch_mentions(c, signs[i]))
+            return true;
+    return false;
+}
+
+/*
+ * One process group per worker under mpirun (slotsPerWorker: 1, -np =
+ * workers, a torchrun or a script that starts the node's processes): a
+ * common layout, right as it is. Its processes per pod are the
+ * --nproc_per_node literal found, "auto" (0) otherwise. The sign may be
+ * on the launcher's line or in the workers' own script and env.
  */
 static void
-read_per_node_launcher(const cJSON *launcher, struct job_shape *job)
+read_per_node_launcher(const cJSON *launcher, const cJSON *worker,
+                       struct job_shape *job)
 {
+    const cJSON *const specs[] = {launcher, worker};
     const cJSON *c;
 
     if (job->procs != 1)
         return;
-    cJSON_ArrayForEach(c, json_get(json_get(json_get(launcher, "template"),
-                                            "spec"),
-                                   "containers"))
-    {
-        struct launch ln;
-        if (!launch_has_word(c, "torchrun") &&
-            !launch_has_word(c, "torch.distributed.run"))
-            continue;
-        launch_read(c, &ln);
-        job->per_node_launcher = true;
-        job->procs = ln.nproc > 0 ? ln.nproc : 0;
-        return;
-    }
+    for (int i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, json_get(json_get(json_get(specs[i], "template"),
+                                                "spec"),
+                                       "containers"))
+        {
+            struct launch ln;
+            if (!starts_group_per_node(c))
+                continue;
+            launch_read(c, &ln);
+            job->per_node_launcher = true;
+            job->procs = ln.nproc > 0 ? ln.nproc : 0;
+            return;
+        }
 }
 
 /*
@@ -237,7 +262,7 @@ expand_mpijob(const cJSON *obj, struct expansion *e)
     if (cJSON_IsTrue(as_worker) && !v1)
         e->job.nodes++;
     read_per_node_launcher(replica_spec(obj, "mpiReplicaSpecs", "Launcher"),
-                           &e->job);
+                           worker, &e->job);
     for (int i = 0; i < 2; i++) {
         const cJSON *rs = replica_spec(obj, "mpiReplicaSpecs", types[i]);
         cJSON *pod;

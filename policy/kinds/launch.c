@@ -255,3 +255,32 @@ launch_runs_mpirun(const cJSON *container)
 {
     return each_word(container, is_mpi_launcher, NULL);
 }
+
+/* Whether a word holds the text arg (a NUL-terminated string). */
+static bool
+holds_text(const char *w, size_t len, void *arg)
+{
+    const char *text = arg;
+    size_t n = strlen(text);
+
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(w + i, text, n) == 0)
+            return true;
+    return false;
+}
+
+bool
+launch_mentions(const cJSON *container, const char *text)
+{
+    const cJSON *e;
+
+    if (each_word(container, holds_text, (void *)text))
+        return true;
+    cJSON_ArrayForEach(e, json_get(container, "env"))
+    {
+        const char *n = json_string(e, "name"), *v = json_string(e, "value");
+        if ((n && strstr(n, text)) || (v && strstr(v, text)))
+            return true;
+    }
+    return false;
+}

@@ -40,4 +40,10 @@ bool launch_has_word(const cJSON *container, const char *word);
  */
 bool launch_runs_mpirun(const cJSON *container);
 
+/*
+ * Whether a word of the command line, or an env entry's name or value,
+ * holds text ("OMPI_COMM_WORLD_RANK" in NODE_RANK=$OMPI_COMM_WORLD_RANK).
+ */
+bool launch_mentions(const cJSON *container, const char *text);
+
 #endif

@@ -111,6 +111,11 @@ golden accelerators.txt "$TMP/accelerators.txt"
 	>"$TMP/slow-env.txt" 2>&1
 expect "slow-env audit: exit status" 0 $?
 golden slow-env.txt "$TMP/slow-env.txt"
+# mpirun starting a process group per worker from a script (item 6).
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/per-node-launcher.yaml) \
+	>"$TMP/per-node-launcher.txt" 2>&1
+expect "per-node-launcher audit: exit status" 0 $?
+golden per-node-launcher.txt "$TMP/per-node-launcher.txt"
 "$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
 expect "--set with a bad name: exit status" 2 $?
 
