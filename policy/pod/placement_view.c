@@ -3,10 +3,10 @@
  * the cluster view: the kinds of node it fits, each read as a table row.
  *
  * A node fits a pod as the scheduler says (match.h), with two choices of
- * ours: taints that describe a node's condition (the node.kubernetes.io/
- * ones: not-ready, unschedulable and the like) do not rule it out, since the
- * hardware is what matters here; and the tolerations topogate itself adds
- * for the GPU and EFA taints count as the pod's.
+ * ours: taints that describe a node's condition (not-ready, unschedulable
+ * and the others listed below) do not rule it out, since the hardware is
+ * what matters here; and the tolerations topogate itself adds for the GPU
+ * and EFA taints count as the pod's.
  */
 #include "policy/pod/placement.h"
 
@@ -33,11 +33,35 @@ static const struct match_toleration added[] = {
     {RESOURCE_EFA, true, NULL, "NoSchedule", false},
 };
 
+/*
+ * The taints that say what state a node is in, not what it is: the node
+ * lifecycle controller and the kubelet set and clear them with the node's
+ * conditions (k8s.io/api core/v1 well_known_taints.go: not-ready,
+ * unreachable, unschedulable, memory-pressure, disk-pressure,
+ * network-unavailable, pid-pressure), and the cloud controller manager
+ * removes its uninitialized taint once it has initialised the node
+ * (k8s.io/cloud-provider api/well_known_taints.go). Any other taint,
+ * node.kubernetes.io/ ones an admin sets among them, keeps pods off the
+ * node for the scheduler and so for topogate.
+ */
+static const char *const transient_taints[] = {
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "node.kubernetes.io/pid-pressure",
+    "node.cloudprovider.kubernetes.io/uninitialized",
+};
+
 static bool
 keeps_pods_off(const struct taint *t)
 {
-    if (strncmp(t->key, "node.kubernetes.io/", 19) == 0)
-        return false; /* a condition of the node, not what it is */
+    for (size_t i = 0; i < sizeof(transient_taints) / sizeof(*transient_taints);
+         i++)
+        if (strcmp(t->key, transient_taints[i]) == 0)
+            return false; /* a condition of the node, not what it is */
     return strcmp(t->effect, "NoSchedule") == 0 ||
            strcmp(t->effect, "NoExecute") == 0;
 }

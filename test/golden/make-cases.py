@@ -1890,6 +1890,21 @@ def _(n):
     return tj_16x1(n, node_selector=P4D_GROUP)
 
 
+# Taints under node.kubernetes.io/: only the node-condition ones are
+# transient (policy/pod/placement_view.c); an admin's keeps pods off.
+
+@case("view-admin-taint-keeps-pods-off-unknown",
+      args="--nodes test/nodes/eks-p4d-sla-taint.yaml")
+def _(n):
+    return tj_16x1(n, node_selector=P4D_GROUP)
+
+
+@case("view-not-ready-taint-still-counts-deny",
+      args="--nodes test/nodes/eks-p4d-notready-taint.yaml")
+def _(n):
+    return tj_16x1(n, node_selector=P4D_GROUP)
+
+
 @case("view-no-selector-candidates-deny", args=EKS_VIEW)
 def _(n):
     return tj_16x1(n, node_selector={})
