@@ -15,6 +15,7 @@
 #include "policy/pod/placement.h"
 #include "base/strbuf.h"
 #include "policy/k8s/pod.h"
+#include "policy/k8s/quantity.h"
 #include "policy/kinds/workload.h"
 #include "policy/pod/zones.h"
 
@@ -200,11 +201,13 @@ decide(const struct snapshot *s, const struct admission *req,
     /* The apiserver rejects a bad quantity itself; say why we stand by. */
     if (w.bad_value) {
         char *value = json_text(w.bad_value);
+        const char *why = quantity_count_problem(w.bad_value);
         rc = decision_warn(d,
-                               "container '%s': %s %s is not a whole number; "
-                               "topogate did not check this pod",
-                               w.bad_container ? w.bad_container : "?",
-                               w.bad_resource, value ? value : "?");
+                           "container '%s': %s %s %s; topogate did not check "
+                           "this pod",
+                           w.bad_container ? w.bad_container : "?",
+                           w.bad_resource, value ? value : "?",
+                           why ? why : "is not a count");
         free(value);
         d->verdict = d->judged = VERDICT_ALLOW;
         return rc < 0 ? rc

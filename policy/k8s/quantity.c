@@ -100,6 +100,32 @@ quantity_parse(const char *s, double *out)
     return -1;
 }
 
+/*
+ * apimachinery's Quantity.UnmarshalJSON trims the text's white space
+ * before it parses (strings.TrimSpace, pkg/api/resource/quantity.go):
+ * the apiserver takes " 8" as 8, and so does this.
+ */
+static int
+parse_trimmed(const char *s, double *out)
+{
+    char buf[64];
+    size_t len;
+
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    len = strlen(s);
+    while (len > 0 && (s[len - 1] == ' ' ||
+                       (s[len - 1] >= '\t' && s[len - 1] <= '\r')))
+        len--;
+    if (s[len] == '\0')
+        return quantity_parse(s, out);
+    if (len >= sizeof(buf))
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return quantity_parse(buf, out);
+}
+
 int
 quantity_json(const cJSON *v, double *out)
 {
@@ -108,8 +134,24 @@ quantity_json(const cJSON *v, double *out)
         return 0;
     }
     if (cJSON_IsString(v))
-        return quantity_parse(v->valuestring, out);
+        return parse_trimmed(v->valuestring, out);
     return -1;
+}
+
+const char *
+quantity_count_problem(const cJSON *v)
+{
+    double value;
+
+    if (quantity_json(v, &value) < 0)
+        return "is not a quantity";
+    if (value < 0)
+        return "is negative";
+    if (value != floor(value))
+        return "is not a whole number";
+    if (value >= 1e6)
+        return "is too large (1,000,000 or more)";
+    return NULL;
 }
 
 int

@@ -9,7 +9,8 @@
 /* The value of a quantity string. 0, or -1 when it is not one. */
 int quantity_parse(const char *s, double *out);
 
-/* A quantity as JSON: a number or a string. 0 or -1. */
+/* A quantity as JSON: a number, or a string (white space around it
+ * trimmed, as the apiserver does). 0 or -1. */
 int quantity_json(const cJSON *v, double *out);
 
 /*
@@ -17,5 +18,11 @@ int quantity_json(const cJSON *v, double *out);
  * 1,000,000. 0, or -1 for anything else ("1.5", "$GPUS", true).
  */
 int quantity_count(const cJSON *v, long *out);
+
+/*
+ * Why v is not a count, as a phrase after its name ("is negative", "is
+ * not a whole number"), or NULL when quantity_count() reads it.
+ */
+const char *quantity_count_problem(const cJSON *v);
 
 #endif

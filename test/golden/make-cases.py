@@ -1320,6 +1320,23 @@ def _(n):
               node_selector=P4D)
 
 
+@case("gpu-count-negative-warn")
+def _(n):
+    # The apiserver refuses it too; the warning says what is wrong.
+    return tj(n, nnodes=16, nproc="1", gpu="-1", cpu="10", memory="100Gi",
+              node_selector=P4D)
+
+
+@case("gpu-count-padded-reads-as-count-deny")
+def _(n):
+    # Quantity.UnmarshalJSON trims white space: " 1" is 1 to the apiserver.
+    # A raw manifest can hold it (audit reads those); the OpenAPI pattern
+    # k8s-validate checks does not allow the spaces.
+    NOVALIDATE.add(n)
+    return tj(n, nnodes=16, nproc="1", gpu=" 1", cpu="10", memory="100Gi",
+              node_selector=P4D)
+
+
 # Null quantities: YAML `nvidia.com/gpu:` with nothing after it. The
 # apiserver reads null as 0 in a Pod and drops it from a custom resource
 # (policy/kinds/workload.c says where): topogate reads it as absent, so the

@@ -159,5 +159,36 @@ main(void)
     CHECK_STR(null_map, "requests");
     CHECK_INT(container_count("{}", &n, &null_map), COUNT_ABSENT);
     CHECK(null_map == NULL);
+
+    /* apimachinery's Quantity.UnmarshalJSON trims white space first. */
+    CHECK_INT(count("\" 8\"", &n), 0);
+    CHECK_INT(n, 8);
+    CHECK_INT(count("\"4\\t\"", &n), 0);
+    CHECK_INT(n, 4);
+    /* What is wrong with a count, said as it is. */
+    {
+        static const struct {
+            const char *json, *problem;
+        } problems[] = {
+            {"\"-1\"", "is negative"},
+            {"-2", "is negative"},
+            {"\"1e6\"", "is too large (1,000,000 or more)"},
+            {"\"1.5\"", "is not a whole number"},
+            {"\"500m\"", "is not a whole number"},
+            {"\"$GPUS\"", "is not a quantity"},
+            {"true", "is not a quantity"},
+            {"\"8\"", NULL},
+            {"\"1e3\"", NULL},
+        };
+        for (size_t i = 0; i < sizeof(problems) / sizeof(*problems); i++) {
+            cJSON *item = cJSON_Parse(problems[i].json);
+            const char *got = quantity_count_problem(item);
+            if (problems[i].problem)
+                CHECK_STR(got, problems[i].problem);
+            else
+                CHECK(got == NULL);
+            cJSON_Delete(item);
+        }
+    }
     CHECK_DONE();
 }
