@@ -2,6 +2,7 @@
 #include "policy/jobs/advice.h"
 
 #include "policy/k8s/pod.h"
+#include "policy/kinds/kinds.h"
 
 /* Nearest whole number of nodes, halves rounded up, at least one. */
 static long
@@ -32,76 +33,60 @@ layout_for(const struct workload *w, const struct instance_type *t,
     }
 }
 
+/*
+ * Pods that carry no job size (mpi-operator's workers, the pods of
+ * Trainer's MPI runtimes): the fix names no count of them, only whole
+ * nodes.
+ */
+static bool
+unsized(const struct workload *w, const struct kind_fix *f)
+{
+    return !w->pods_known && (f->sizeless || w->trainer_mpi);
+}
+
+/*
+ * The fix in the words of the pod's kind (kinds.c): a kind with a field
+ * for it says an elastic maximum, a head replica or one launcher per
+ * node in that field; plain pods get a count and a size.
+ */
 void
 advice_layout(struct strbuf *sb, const struct workload *w,
               const struct instance_type *t)
 {
+    const struct kind_fix *f = kinds_fix(w->owner);
     long world = workload_world(w), nodes, per;
     long now;
 
     layout_for(w, t, &nodes, &per);
     now = nodes * per;
-    switch (w->owner) {
-    case OWNER_TRAINJOB:
-        /* An MPI runtime's node pod carries no job size: the rule. */
-        if (w->trainer_mpi && !w->pods_known) {
-            strbuf_printf(sb,
-                          "use fewer nodes with all %d GPUs each: "
-                          "numProcPerNode: %d",
-                          t->count, t->count);
-            return;
-        }
-        strbuf_printf(sb,
-                      "use spec.trainer.numNodes: %ld, numProcPerNode: %ld",
-                      nodes, per);
-        break;
-    case OWNER_PYTORCHJOB:
-        if (w->elastic)
-            strbuf_printf(sb,
-                          "use elasticPolicy.maxReplicas: %ld, nprocPerNode: "
-                          "%ld",
-                          nodes, per);
-        else if (w->has_master && nodes == 1)
-            /* A Worker of 0 replicas reads as a mistake: drop it. */
-            strbuf_printf(sb,
-                          "use Master replicas: 1 and no Worker, "
-                          "nprocPerNode: %ld",
-                          per);
-        else if (w->has_master)
-            strbuf_printf(sb,
-                          "use Master replicas: 1, Worker replicas: %ld, "
-                          "nprocPerNode: %ld",
-                          nodes - 1, per);
-        else
-            strbuf_printf(sb, "use Worker replicas: %ld, nprocPerNode: %ld",
-                          nodes, per);
-        break;
-    case OWNER_MPIJOB:
-        /* Workers carry no job size: no count of them, only the node's
-         * (the MPIJob's own check at CREATE gives the numbers). Nor do
-         * they say whether mpirun starts ranks or torchruns. */
-        if (!w->pods_known) {
-            strbuf_printf(sb,
-                          "use fewer Workers with all %d GPUs each: "
-                          "slotsPerWorker: %d or one torchrun "
-                          "--nproc_per_node %d each",
-                          t->count, t->count, t->count);
-            return;
-        }
-        /* More slots would pack the torchruns onto the first worker. */
-        if (w->per_node_launcher)
-            strbuf_printf(sb,
-                          "use Worker replicas: %ld, mpirun -np %ld, "
-                          "torchrun --nproc_per_node %ld",
-                          nodes, nodes, per);
-        else
-            strbuf_printf(sb, "use Worker replicas: %ld, slotsPerWorker: %ld",
-                          nodes, per);
-        break;
-    default:
+    if (f->nodes == NULL) {
         strbuf_printf(sb, "use %ld pod%s x %ld GPUs", nodes,
                       nodes == 1 ? "" : "s", per);
-        break;
+    } else if (unsized(w, f)) {
+        /* The MPIJob's own check at CREATE gives the numbers. Nor do
+         * its workers say whether mpirun starts ranks or torchruns. */
+        strbuf_printf(sb, "use fewer %s with all %d GPUs each: %s: %d",
+                      f->pods, t->count, f->procs, t->count);
+        if (f->nproc)
+            strbuf_printf(sb, " or one %s %d each", f->nproc, t->count);
+        return;
+    } else if (w->elastic && f->elastic) {
+        strbuf_printf(sb, "use %s: %ld, %s: %ld", f->elastic, nodes,
+                      f->procs, per);
+    } else if (w->has_master && f->head && nodes == 1) {
+        /* A Worker of 0 replicas reads as a mistake: drop it. */
+        strbuf_printf(sb, "use %s replicas: 1 and no %s, %s: %ld", f->head,
+                      f->worker, f->procs, per);
+    } else if (w->has_master && f->head) {
+        strbuf_printf(sb, "use %s replicas: 1, %s: %ld, %s: %ld", f->head,
+                      f->nodes, nodes - 1, f->procs, per);
+    } else if (w->per_node_launcher && f->np) {
+        /* More slots would pack the torchruns onto the first worker. */
+        strbuf_printf(sb, "use %s: %ld, %s %ld, %s %ld", f->nodes, nodes,
+                      f->np, nodes, f->nproc, per);
+    } else {
+        strbuf_printf(sb, "use %s: %ld, %s: %ld", f->nodes, nodes, f->procs,
+                      per);
     }
     if (now == world)
         strbuf_printf(sb, " (world size %ld kept)", world);
@@ -113,36 +98,27 @@ void
 advice_resources(struct strbuf *sb, const struct workload *w,
                  const struct instance_type *t)
 {
+    const struct kind_fix *f = kinds_fix(w->owner);
+    bool whole = unsized(w, f);
     long nodes, per;
 
-    bool unsized = (w->owner == OWNER_MPIJOB || w->trainer_mpi) &&
-                   !w->pods_known;
-
     layout_for(w, t, &nodes, &per);
-    if (unsized)
+    if (whole)
         per = t->count; /* the rule above: whole nodes */
-    switch (w->owner) {
-    case OWNER_TRAINJOB:
-        strbuf_printf(sb, "set spec.trainer.resourcesPerNode limits %s: %ld",
-                      t->resource, per);
-        break;
-    case OWNER_PYTORCHJOB:
-        strbuf_printf(sb, "set %s container limits %s: %ld",
-                      !w->has_master ? "Worker"
-                      : nodes == 1   ? "Master"
-                                     : "Master and Worker",
-                      t->resource, per);
-        break;
-    case OWNER_MPIJOB:
-        strbuf_printf(sb, "set Worker container limits %s: %ld", t->resource,
-                      per);
-        break;
-    default:
+    if (f->nodes == NULL) {
         strbuf_printf(sb, "request %s: %ld per pod", t->resource, per);
-        break;
+    } else {
+        strbuf_puts(sb, "set ");
+        if (w->has_master && f->head && nodes == 1)
+            strbuf_printf(sb, "%s ", f->head);
+        else if (w->has_master && f->head)
+            strbuf_printf(sb, "%s and %s ", f->head, f->worker);
+        else if (f->worker)
+            strbuf_printf(sb, "%s ", f->worker);
+        strbuf_printf(sb, "%s %s: %ld", f->limits, t->resource, per);
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (type_nic_resource(t) && unsized)
+    if (type_nic_resource(t) && whole)
         strbuf_printf(sb, ", and %s: %d if there is more than one",
                       type_nic_resource(t), t->efa);
     else if (type_nic_resource(t) && nodes > 1)

@@ -1,4 +1,7 @@
-/* expand.c - see expand.h. Built-in kinds and JobSet; Kubeflow elsewhere. */
+/*
+ * expand.c - see expand.h. The dispatch through the table of kinds
+ * (kinds.c), the built-in kinds and JobSet; Kubeflow elsewhere.
+ */
 #include "policy/kinds/expand.h"
 
 #include <stdio.h>
@@ -6,6 +9,7 @@
 #include <string.h>
 
 #include "policy/kinds/expand_internal.h"
+#include "policy/kinds/kinds.h"
 #include "policy/k8s/labels.h"
 #include "policy/k8s/pod.h"
 #include "policy/kinds/podbuild.h"
@@ -48,11 +52,12 @@ expand_templated(const cJSON *spec, long replicas, struct expansion *e)
         podbuild_from_template(template, e->namespace, e->name));
 }
 
-static int
-expand_jobset(const cJSON *obj, struct expansion *e)
+int
+expand_jobset(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
     const cJSON *rj;
 
+    (void)rt;
     cJSON_ArrayForEach(rj, at(obj, "spec", "replicatedJobs", NULL))
     {
         const char *name = json_string(rj, "name");
@@ -76,35 +81,49 @@ expand_jobset(const cJSON *obj, struct expansion *e)
     return 0;
 }
 
-static int
-expand_builtin(const cJSON *obj, const char *group, struct expansion *e)
+int
+expand_pod(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
+{
+    (void)rt;
+    return podbuild_group(e, "", 1, cJSON_Duplicate(obj, true));
+}
+
+/* Deployment, ReplicaSet, StatefulSet: spec.replicas of one template. */
+int
+expand_replicated(const cJSON *obj, const struct runtimes *rt,
+                  struct expansion *e)
 {
     const cJSON *spec = json_get(obj, "spec");
-    const char *k = e->kind;
 
-    if (group[0] == '\0' && strcmp(k, "Pod") == 0) {
-        cJSON *pod = cJSON_Duplicate(obj, true);
-        return podbuild_group(e, "", 1, pod);
-    }
-    if (strcmp(group, "apps") == 0 || strcmp(group, "extensions") == 0) {
-        if (strcmp(k, "Deployment") == 0 || strcmp(k, "ReplicaSet") == 0 ||
-            strcmp(k, "StatefulSet") == 0)
-            return expand_templated(spec, podbuild_long(spec, "replicas", 1),
-                                    e);
-        if (strcmp(k, "DaemonSet") == 0)
-            return expand_templated(spec, -1, e);
-    }
-    if (strcmp(group, "batch") == 0) {
-        if (strcmp(k, "Job") == 0)
-            return expand_templated(spec, podbuild_long(spec, "parallelism", 1),
-                                    e);
-        if (strcmp(k, "CronJob") == 0) {
-            const cJSON *job = at(spec, "jobTemplate", "spec", NULL);
-            return expand_templated(job, podbuild_long(job, "parallelism", 1),
-                                    e);
-        }
-    }
-    return 1; /* not one of these */
+    (void)rt;
+    return expand_templated(spec, podbuild_long(spec, "replicas", 1), e);
+}
+
+int
+expand_daemonset(const cJSON *obj, const struct runtimes *rt,
+                 struct expansion *e)
+{
+    (void)rt;
+    return expand_templated(json_get(obj, "spec"), -1, e);
+}
+
+int
+expand_job(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
+{
+    const cJSON *spec = json_get(obj, "spec");
+
+    (void)rt;
+    return expand_templated(spec, podbuild_long(spec, "parallelism", 1), e);
+}
+
+int
+expand_cronjob(const cJSON *obj, const struct runtimes *rt,
+               struct expansion *e)
+{
+    const cJSON *job = at(obj, "spec", "jobTemplate", "spec");
+
+    (void)rt;
+    return expand_templated(job, podbuild_long(job, "parallelism", 1), e);
 }
 
 bool
@@ -136,6 +155,7 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
     const cJSON *meta = json_get(obj, "metadata");
     const char *api = json_string(obj, "apiVersion");
+    const struct kind *k, *near;
     char group[128];
     int rc;
 
@@ -156,41 +176,16 @@ expand(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
         return podbuild_note(e, "not a Kubernetes object (no kind)");
     }
     expand_api_group(obj, group, sizeof(group));
-    if ((rc = expand_builtin(obj, group, e)) <= 0)
-        return rc;
-    if (strcmp(group, "jobset.x-k8s.io") == 0 && strcmp(e->kind, "JobSet") == 0)
-        return expand_jobset(obj, e);
-    if (strcmp(group, "kubeflow.org") == 0 &&
-        strcmp(e->kind, "PyTorchJob") == 0) {
-        if (strcmp(api, "kubeflow.org/v1") != 0)
-            return skip(e, obj, "only kubeflow.org/v1 is read");
-        return expand_pytorchjob(obj, e);
-    }
-    /* kubeflow.org/v1: Training Operator 1.x's; v2beta1: mpi-operator
-     * v2's. v1alpha1/v1alpha2 pods carry labels no controller of today
-     * sets, and the webhook does not govern them either. */
-    if (strcmp(group, "kubeflow.org") == 0 && strcmp(e->kind, "MPIJob") == 0) {
-        if (strcmp(api, "kubeflow.org/v2beta1") != 0 &&
-            strcmp(api, "kubeflow.org/v1") != 0)
-            return skip(e, obj,
-                        "an MPI operator API older than kubeflow.org/v1 "
-                        "(Training Operator 1.x) and v2beta1 (mpi-operator "
-                        "v2); its pods are not governed");
-        return expand_mpijob(obj, e);
-    }
-    if (strcmp(group, "trainer.kubeflow.org") == 0 &&
-        strcmp(e->kind, "TrainJob") == 0)
-        return expand_trainjob(obj, rt, e);
-    if (expand_is_runtime(obj))
-        return skip(e, obj,
-                    "a template, judged through the TrainJobs that use it");
-    if (strcmp(group, "kubeflow.org") == 0 && strcmp(e->kind, "JAXJob") == 0)
-        return expand_jaxjob(obj, e);
-    if (strcmp(group, "batch.volcano.sh") == 0 && strcmp(e->kind, "Job") == 0)
-        return expand_volcano_job(obj, e);
-    if (strcmp(group, "ray.io") == 0 && (strcmp(e->kind, "RayCluster") == 0 ||
-                                         strcmp(e->kind, "RayJob") == 0))
-        return expand_ray(obj, e);
+    /* One row per kind (kinds.c); a kind with no row, or whose row has
+     * no expander and does not skip it, is read through its pod
+     * templates. */
+    k = kinds_object(group, api, e->kind, &near);
+    if (k == NULL && near)
+        return skip(e, obj, near->other_api);
+    if (k && k->expand)
+        return k->expand(obj, rt, e);
+    if (k && k->skip)
+        return skip(e, obj, k->not_expanded);
     {
         char what[300];
         snprintf(what, sizeof(what), "%s %s", e->kind,

@@ -3,10 +3,10 @@
  * would create them (labels, env, init containers), so that decide()
  * sees in an audit what the webhook sees in the cluster.
  *
- * Kinds: Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
- * CronJob, JobSet, PyTorchJob (kubeflow.org/v1), MPIJob
- * (kubeflow.org/v2beta1) and TrainJob (all three Trainer override
- * shapes, joined with its runtime when the runtime is at hand).
+ * Kinds: the rows of the table of kinds (kinds.c), each with its
+ * expander; TrainJob in all three Trainer override shapes, joined with
+ * its runtime when the runtime is at hand. Any other kind is read
+ * through its pod templates where one asks for GPUs.
  */
 #ifndef TOPOGATE_EXPAND_H
 #define TOPOGATE_EXPAND_H

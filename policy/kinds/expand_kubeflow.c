@@ -103,7 +103,8 @@ pytorch_env(cJSON *pod, const struct expansion *e, const char *nproc,
 }
 
 int
-expand_pytorchjob(const cJSON *obj, struct expansion *e)
+expand_pytorchjob(const cJSON *obj, const struct runtimes *rt,
+                  struct expansion *e)
 {
     static const char *const types[] = {"Master", "Worker"};
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
@@ -117,6 +118,7 @@ expand_pytorchjob(const cJSON *obj, struct expansion *e)
     long total = replicas[0] + replicas[1];
     char nnodes[48];
 
+    (void)rt;
     e->job.owner = OWNER_PYTORCHJOB;
     e->job.has_master = master != NULL;
     e->job.procs = podbuild_count(spec, "nprocPerNode");
@@ -245,7 +247,7 @@ mpijob_v1_pod(cJSON *pod, int launcher)
 }
 
 int
-expand_mpijob(const cJSON *obj, struct expansion *e)
+expand_mpijob(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
     static const char *const types[] = {"Launcher", "Worker"};
     static const char *const roles[] = {"launcher", "worker"};
@@ -256,6 +258,7 @@ expand_mpijob(const cJSON *obj, struct expansion *e)
     const char *api = json_string(obj, "apiVersion");
     bool v1 = api && strcmp(api, "kubeflow.org/v1") == 0;
 
+    (void)rt;
     e->job.owner = OWNER_MPIJOB;
     e->job.procs = podbuild_long(spec, "slotsPerWorker", 1);
     e->job.nodes = worker ? podbuild_long(worker, "replicas", 1) : 0;

@@ -39,7 +39,7 @@ group_with(struct expansion *e, const char *role, long replicas,
  * pkg/controller.v1/jax/envvar.go.
  */
 int
-expand_jaxjob(const cJSON *obj, struct expansion *e)
+expand_jaxjob(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
     const cJSON *w =
         json_get(json_get(json_get(obj, "spec"), "jaxReplicaSpecs"), "Worker");
@@ -51,6 +51,7 @@ expand_jaxjob(const cJSON *obj, struct expansion *e)
                             NULL};
     char n[24], coord[300];
 
+    (void)rt;
     if (w == NULL)
         return podbuild_note(e, "no Worker in spec.jaxReplicaSpecs");
     if (group_with(e, "Worker", replicas, json_get(w, "template"), labels) < 0)
@@ -68,10 +69,12 @@ expand_jaxjob(const cJSON *obj, struct expansion *e)
 
 /* Volcano Job: one group per task (volcano.sh/task-spec). */
 int
-expand_volcano_job(const cJSON *obj, struct expansion *e)
+expand_volcano_job(const cJSON *obj, const struct runtimes *rt,
+                   struct expansion *e)
 {
     const cJSON *task;
 
+    (void)rt;
     cJSON_ArrayForEach(task, json_get(json_get(obj, "spec"), "tasks"))
     {
         const char *name = json_string(task, "name");
@@ -89,10 +92,11 @@ expand_volcano_job(const cJSON *obj, struct expansion *e)
 
 /* RayCluster, or RayJob's spec.rayClusterSpec: head and worker groups. */
 int
-expand_ray(const cJSON *obj, struct expansion *e)
+expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
 {
     const cJSON *spec = json_get(obj, "spec"), *g;
 
+    (void)rt;
     if (json_get(spec, "rayClusterSpec"))
         spec = json_get(spec, "rayClusterSpec");
     if (json_get(spec, "headGroupSpec")) {

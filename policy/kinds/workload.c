@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "policy/k8s/labels.h"
+#include "policy/kinds/kinds.h"
 #include "policy/kinds/launch.h"
 #include "policy/k8s/pod.h"
 
@@ -102,81 +103,32 @@ read_resources(const cJSON *pod, struct workload *w)
     w->any_gpu = running > 0 || init_max > 0;
 }
 
-/* Trainer v2: label, container name and PET_NNODES all agree. */
-static bool
-is_trainjob_pod(const cJSON *pod)
-{
-    const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
-    const cJSON *c;
-
-    if (rj == NULL)
-        return false;
-    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
-    {
-        const char *name = json_string(c, "name");
-        if (name && strcmp(name, TRAINER_NODE) == 0 && pod_env(c, "PET_NNODES"))
-            return true;
-    }
-    return false;
-}
-
 /*
- * Trainer v2's MPI plugin (the MPI and DeepSpeed runtimes) sets no PET_*:
- * it mounts its ssh Secret ("mpi-ssh-auth") into the container "node" of
- * the launcher and node pods, and gives the launcher's the OpenMPI env
- * (kubeflow/trainer pkg/runtime/framework/plugins/mpi/mpi.go
- * EnforceMLPolicy; pkg/constants MPISSHAuthVolumeName,
- * OpenMPIEnvHostFileLocation).
+ * The first row of the table of kinds (kinds.c) whose marks the pod
+ * carries names its owner, where that kind is governed; any other pod
+ * is governed only where it opts in.
  */
-static bool
-is_trainer_mpi_pod(const cJSON *pod)
-{
-    const cJSON *c, *m;
-
-    if (pod_label(pod, LABEL_REPLICATED_JOB) == NULL)
-        return false;
-    cJSON_ArrayForEach(c, spec_field(pod, "containers"))
-    {
-        const char *name = json_string(c, "name");
-        if (name == NULL || strcmp(name, TRAINER_NODE) != 0)
-            continue;
-        if (pod_env(c, "OMPI_MCA_orte_default_hostfile"))
-            return true;
-        cJSON_ArrayForEach(m, json_get(c, "volumeMounts"))
-        {
-            const char *vol = json_string(m, "name");
-            if (vol && strcmp(vol, TRAINER_MPI_SSH_VOLUME) == 0)
-                return true;
-        }
-    }
-    return false;
-}
-
 static enum owner
 read_owner(const cJSON *pod, struct workload *w)
 {
-    const char *op = pod_label(pod, LABEL_OPERATOR);
-    const char *rtype = pod_label(pod, LABEL_REPLICA_TYPE);
+    const struct kind_mark *mark;
+    const struct kind *k = kinds_pod(pod, &mark);
 
-    if (op && strcmp(op, "pytorchjob-controller") == 0)
-        return OWNER_PYTORCHJOB;
-    if (op && (strcmp(op, "mpijob-controller") == 0 ||
-               strcmp(op, "mpi-operator") == 0)) {
+    if (k && k->owner == OWNER_MPIJOB) {
+        const char *rtype = pod_label(pod, LABEL_REPLICA_TYPE);
         const char *role = pod_label(pod, LABEL_JOB_ROLE);
         w->launcher = (rtype && strcmp(rtype, "launcher") == 0) ||
                       (role && strcmp(role, "launcher") == 0);
-        return OWNER_MPIJOB;
     }
-    if (is_trainjob_pod(pod))
-        return OWNER_TRAINJOB;
-    if (is_trainer_mpi_pod(pod)) {
+    if (k && mark->mpi) {
         const char *rj = pod_label(pod, LABEL_REPLICATED_JOB);
         w->trainer_mpi = true;
         /* runLauncherAsNode: a launcher with GPUs runs ranks too. */
         w->launcher = strcmp(rj, TRAINER_LAUNCHER) == 0 && !w->any_gpu;
         w->starts_ranks = strcmp(rj, TRAINER_LAUNCHER) == 0;
-        return OWNER_TRAINJOB;
     }
+    if (k && k->owner != OWNER_MANAGED && k->owner != OWNER_NONE)
+        return k->owner;
     if (is_true(pod_label(pod, LABEL_MANAGED)))
         return OWNER_MANAGED;
     return OWNER_NONE;
@@ -216,13 +168,6 @@ workload_env_firsts(const struct workload *w, int i)
                : POD_ENV_FIRSTS_UNKNOWN;
 }
 
-static bool
-is_jax_pod(const cJSON *pod)
-{
-    const char *op = pod_label(pod, LABEL_OPERATOR);
-    return op && strcmp(op, "jaxjob-controller") == 0;
-}
-
 /* The first literal value of env name among the pod's containers. */
 static const char *
 containers_env(const cJSON *pod, const char *name)
@@ -244,7 +189,7 @@ read_shape(const cJSON *pod, struct workload *w)
     const cJSON *c = job_env_container(pod, w);
     const char *nnodes = pod_env_value(c, "PET_NNODES");
     const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
-    const char *colon;
+    const char *colon, *count_env;
     long n;
 
     w->pods = 1;
@@ -257,11 +202,9 @@ read_shape(const cJSON *pod, struct workload *w)
         w->pods = n;
         w->pods_known = true;
     }
-    /* A JAXJob's pods (governed where opted in) say their number in
-     * NUM_PROCESSES: one JAX process per pod (Training Operator v1
-     * pkg/controller.v1/jax/envvar.go setPodEnv). */
-    if (!w->pods_known && is_jax_pod(pod) &&
-        (n = pod_text_count(containers_env(pod, "NUM_PROCESSES"))) > 0) {
+    /* Else a kind's own count (a JAXJob's NUM_PROCESSES: kinds.c). */
+    if (!w->pods_known && (count_env = kinds_count_env(pod)) != NULL &&
+        (n = pod_text_count(containers_env(pod, count_env))) > 0) {
         w->pods = n;
         w->pods_known = true;
     }
