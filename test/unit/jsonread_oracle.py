@@ -187,7 +187,9 @@ def main():
         for i in range(0, len(paths), 500):
             run = subprocess.run([binary, '--print'] + paths[i:i + 500],
                                  capture_output=True, check=True)
-            lines.extend(run.stdout.decode('utf-8').splitlines())
+            # One line per text, cut at '\n' only: splitlines() would also
+            # cut inside a value holding U+2028 or U+0085.
+            lines.extend(run.stdout.decode('utf-8').split('\n')[:-1])
     if len(lines) != len(docs):
         print(f'not ok - jsonread_oracle: {len(lines)} lines for '
               f'{len(docs)} texts')
