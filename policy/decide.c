@@ -12,6 +12,7 @@
 #include "policy/k8s/match.h"
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
+#include "policy/pod/nics.h"
 #include "policy/pod/placement.h"
 #include "base/strbuf.h"
 #include "policy/k8s/pod.h"
@@ -116,6 +117,11 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
+        /* NICs only where every node it can land on has them (issue 43). */
+        nics_narrow(&t, pod,
+                    placement_nic_fewest(req->view, &m, w, req->namespace,
+                                         pod_label(pod, LABEL_QUEUE_NAME),
+                                         t.nic));
         d->instance_type = p.types[0]->name;
         /* An explicit opt-in: fill the node before judging the layout. */
         const char *whole = pod_annotation(pod, ANNOTATION_WHOLE_NODE);

@@ -22,6 +22,7 @@
 #include "policy/jobs/job_internal.h"
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
+#include "policy/pod/nics.h"
 #include "policy/k8s/pod.h"
 #include "base/strbuf.h"
 
@@ -82,6 +83,15 @@ ranks_target(const struct snapshot *s, const struct admission *req,
         if (!placement_known(p))
             return 0;
         target_agree(p->types, p->n_types, t);
+        /* The NICs the workers get, as decide() gives them. */
+        struct match m;
+        if (match_parse(json_get(pod, "spec"), &m) < 0)
+            return -1;
+        nics_narrow(t, pod,
+                    placement_nic_fewest(req->view, &m, &w, req->namespace,
+                                         pod_label(pod, LABEL_QUEUE_NAME),
+                                         t->nic));
+        match_free(&m);
     }
     *efa = mutate_efa_after(&w, t, in, s->override_user);
     return 1;

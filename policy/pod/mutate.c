@@ -18,6 +18,7 @@
 #include "base/pointer.h"
 #include "policy/k8s/quantity.h"
 #include "policy/pod/slowenv.h"
+#include "policy/table/table.h"
 #include "base/strbuf.h"
 
 #define SHM_VOLUME "topogate-shm"
@@ -227,13 +228,24 @@ one_pod_job(const struct workload *w)
     return w->pods_known && w->pods < 2;
 }
 
-/* EFA for the pod: all of the node's for a whole node, else a share. */
+/*
+ * EFA for the pod: all of the node's for a whole node, else a share. A
+ * shared plugin's slots are not shared out by GPUs: one grants every HCA.
+ */
+static long
+share_of(const struct workload *w, const struct target *t, int efa)
+{
+    if (efa <= 0 || t->gpus <= 0 || one_pod_job(w))
+        return 0;
+    if (t->nic && table_rdma_class(t->nic) == RDMA_SLOTS)
+        return efa;
+    return w->gpus >= t->gpus ? efa : (long)efa * w->gpus / t->gpus;
+}
+
 static long
 efa_share(const struct workload *w, const struct target *t)
 {
-    if (t->efa <= 0 || t->gpus <= 0 || one_pod_job(w))
-        return 0;
-    return w->gpus >= t->gpus ? t->efa : (long)t->efa * w->gpus / t->gpus;
+    return t->nic_hold == NIC_FREE ? share_of(w, t, t->efa) : 0;
 }
 
 long
@@ -244,9 +256,35 @@ mutate_efa_after(const struct workload *w, const struct target *t,
 
     if (one_pod_job(w))
         return 0; /* the user's devices are kept, but get no FI_* env */
-    if (user_set && !override)
+    if (user_set && (!override || t->nic_hold != NIC_FREE))
         return w->efa;
     return in->efa ? efa_share(w, t) : w->efa;
+}
+
+/* Why nics_narrow() held the NICs back, in one warning. */
+static int
+warn_nic_hold(const struct target *t, struct decision *d)
+{
+    switch (t->nic_hold) {
+    case NIC_OTHER:
+        return decision_warn(d,
+                             "pod asks for %s: topogate adds no %s "
+                             "beside it",
+                             t->nic_why, t->nic);
+    case NIC_HOST:
+        return decision_warn(d,
+                             "hostNetwork pod reaches the host's RDMA "
+                             "NICs (%s): topogate adds no %s",
+                             t->nic_why, t->nic);
+    case NIC_NODES:
+        return decision_warn(d,
+                             "not every node this pod can land on has %s "
+                             "in allocatable: topogate adds none",
+                             t->nic);
+    case NIC_FREE:
+        break;
+    }
+    return 0;
 }
 
 static int
@@ -260,6 +298,11 @@ patch_efa(const cJSON *containers, const struct gpus *g,
     const cJSON *c, *named;
     int i = 0;
 
+    /* Said only where the pod would have had some. */
+    if (t->nic_hold != NIC_FREE)
+        return share_of(w, t, t->efa_held) > 0 && main_i >= 0
+                   ? warn_nic_hold(t, d)
+                   : 0;
     if (t->efa < 0)
         return decision_warn(d, "the types this pod can land on differ in "
                                 "RDMA NICs: none patched; pin one type");

@@ -18,12 +18,23 @@
 
 #define TARGET_MAX_ENV 16
 
+/* Why no RDMA NIC resource is added to a pod whose nodes have some. */
+enum nic_hold {
+    NIC_FREE,  /* nothing holds it back */
+    NIC_OTHER, /* the pod asks for an RDMA resource under another name */
+    NIC_HOST,  /* a hostNetwork pod that reaches the host's RDMA NICs */
+    NIC_NODES, /* not every node it can land on advertises t->nic */
+};
+
 /* What every candidate instance type agrees on; -1/NULL where they don't. */
 struct target {
     const char *name; /* the type, for messages */
     int gpus;         /* accelerators per node */
     int efa;          /* RDMA NICs per node (EFA on AWS); -1: they differ */
     const char *nic;  /* their resource, or NULL: none to patch */
+    enum nic_hold nic_hold; /* nics_narrow() (nics.h): none added, why */
+    const char *nic_why;    /* NIC_OTHER: that resource; NIC_HOST: how */
+    int efa_held;           /* the count held back (efa is 0 for NIC_NODES) */
     const char *nic_annotation; /* the pod annotation that attaches them
                                    instead (GKE), when all agree; or NULL */
     const char *shm;  /* the smallest /dev/shm size among the candidates */

@@ -112,6 +112,18 @@ void placement_from_view(const struct snapshot *s, const struct view *v,
                          struct placement *p);
 
 /*
+ * The fewest of resource (an RDMA NIC's, table_rdma_class()) that the
+ * nodes the pod can land on advertise in allocatable: the view's kinds
+ * that placement_from_view() would take (m, w, the queue), whether the
+ * pod pins its type or not; 0 when one of them has none. -1 when the view
+ * knows no such node (no view, none yet, too many kinds, resource NULL):
+ * then only the table speaks.
+ */
+long placement_nic_fewest(const struct view *v, const struct match *m,
+                          const struct workload *w, const char *ns,
+                          const char *queue, const char *resource);
+
+/*
  * What hardware a kind of node is, as decisions see it: its instance
  * type's row with the node's own counts, else a row made from its GPU
  * product, into *r. Returns the label it was known by, or NULL when it

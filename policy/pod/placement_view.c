@@ -17,6 +17,7 @@
 #include "policy/k8s/labels.h"
 #include "policy/k8s/pod.h"
 #include "policy/table/products.h"
+#include "policy/table/table.h"
 #include "policy/view/view.h"
 
 /* Where a node says what GPU it has, most specific first. */
@@ -115,7 +116,11 @@ row_from_type(const struct instance_type *t, const struct node_kind *k,
         return false;
     r->row = *t;
     r->row.count = (int)k->gpus;
-    if (nic)
+    /* The node's own NIC count wins over the table's; a shared plugin's
+     * slot count is no NIC count: the policy's stands where it has any. */
+    if (nic && table_rdma_class(nic) == RDMA_SLOTS)
+        r->row.efa = nic_count(k, nic) > 0 ? t->efa : 0;
+    else if (nic)
         r->row.efa = (int)nic_count(k, nic);
     return true;
 }
@@ -145,11 +150,22 @@ row_from_product(const struct gpu_product *g, const char *value,
     r->row.nvlink_gbps = g->nvlink_gbps;
     r->row.shm = r->shm;
     r->row.shm_bytes = (uint64_t)(shm > 0 ? shm : 1) << 30;
-    /* One NIC resource the pods can ask for, if the node has any; never
-     * GPUDirect RDMA env: the product does not say. */
-    if (k->n_nics == 1) {
-        r->row.efa = (int)k->nics[0].count;
-        r->row.nic_resource = k->nics[0].resource;
+    /* One NIC resource the pods can ask for, if the node has one (a
+     * shared plugin's slots are not NICs to count); never GPUDirect RDMA
+     * env: the product does not say. */
+    const struct view_nic *nic = NULL;
+    for (size_t i = 0; i < k->n_nics; i++) {
+        if (table_rdma_class(k->nics[i].resource) != RDMA_NICS)
+            continue;
+        if (nic) {
+            nic = NULL; /* two: which one pods take is not known */
+            break;
+        }
+        nic = &k->nics[i];
+    }
+    if (nic) {
+        r->row.efa = (int)nic->count;
+        r->row.nic_resource = nic->resource;
     }
     return true;
 }
@@ -301,6 +317,41 @@ holds(const struct node_kind *k, const struct workload *w)
            (w->efa <= 0 || nic_count(k, RESOURCE_EFA) >= w->efa);
 }
 
+/* Whether the pod can land on a kind of node: it holds the pod, admits
+ * it (labels, taints) and, for a pod of queue q, is one of its flavors. */
+static bool
+candidate(const struct view *v, const struct view_cluster_queue *q,
+          const struct match *m, const struct workload *w,
+          const struct node_kind *k)
+{
+    return holds(k, w) &&
+           fits(m, &k->set, k->taints, k->n_taints, view_per_node_label) &&
+           (q == NULL || in_queue(v, q, m, k));
+}
+
+long
+placement_nic_fewest(const struct view *v, const struct match *m,
+                     const struct workload *w, const char *ns,
+                     const char *queue, const char *resource)
+{
+    const struct view_cluster_queue *q;
+    long fewest = -1;
+
+    if (v == NULL || v->too_many || resource == NULL)
+        return -1;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    for (size_t i = 0; i < v->n_kinds && fewest != 0; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        long n;
+        if (!candidate(v, q, m, w, k))
+            continue;
+        n = nic_count(k, resource);
+        if (fewest < 0 || n < fewest)
+            fewest = n;
+    }
+    return fewest;
+}
+
 void
 placement_from_view(const struct snapshot *s, const struct view *v,
                     const struct match *m, const struct workload *w,
@@ -315,9 +366,7 @@ placement_from_view(const struct snapshot *s, const struct view *v,
     placement_clear(&c);
     for (size_t i = 0; i < v->n_kinds; i++) {
         const struct node_kind *k = &v->kinds[i];
-        if (!holds(k, w) ||
-            !fits(m, &k->set, k->taints, k->n_taints, view_per_node_label) ||
-            (q && !in_queue(v, q, m, k)))
+        if (!candidate(v, q, m, w, k))
             continue;
         if (!add_kind(s, k, &c))
             break;

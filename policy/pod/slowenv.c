@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "policy/k8s/pod.h"
+#include "policy/table/table.h"
 
 /* NCCL reads these as integers: anything but 0 turns the path off. */
 static bool
@@ -90,6 +91,5 @@ slowenv_each(const cJSON *c, const struct fast_paths *p, slowenv_say *say,
 bool
 slowenv_is_rdma_resource(const char *name)
 {
-    return strcmp(name, "vpc.amazonaws.com/efa") == 0 ||
-           strncmp(name, "rdma/", 5) == 0 || strstr(name, "/rdma") != NULL;
+    return table_rdma_class(name) != RDMA_NONE;
 }

@@ -31,7 +31,8 @@ typedef int slowenv_say(void *arg, const char *sentence);
 int slowenv_each(const cJSON *c, const struct fast_paths *p,
                  slowenv_say *say, void *arg);
 
-/* Whether a resource name is an RDMA NIC's (EFA, rdma/..., rdma-vf). */
+/* Whether a resource name is an RDMA NIC's or a shared RDMA plugin's
+ * slot (table_rdma_class()). */
 bool slowenv_is_rdma_resource(const char *name);
 
 #endif

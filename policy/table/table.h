@@ -73,6 +73,21 @@ bool link_is_nvlink(enum interconnect link);
 const char *type_nic_resource(const struct instance_type *t);
 
 /*
+ * What kind of RDMA NIC resource a device plugin's extended resource is:
+ * none, NICs (one per interface or virtual function: a count of NICs), or
+ * slots of a shared plugin (one slot grants every HCA of the node, so the
+ * count, rdmaHcaMax, is not a NIC count and never becomes a limit).
+ * The one list of these names is in table.c, with its sources.
+ */
+enum rdma_class {
+    RDMA_NONE,
+    RDMA_NICS,
+    RDMA_SLOTS,
+};
+
+enum rdma_class table_rdma_class(const char *resource);
+
+/*
  * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)
  * through IMEX: p6e-gb200, GKE a4x, ND GB200 v6, the GPU products.
  */

@@ -16,6 +16,7 @@
 
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
+#include "policy/table/table.h"
 
 /* --- kinds ------------------------------------------------------------- */
 
@@ -179,14 +180,6 @@ count_of(const cJSON *v)
     return v && quantity_count(v, &n) == 0 && n > 0 ? n : 0;
 }
 
-/* NICs for RDMA, by the names device plugins give them. */
-static bool
-is_nic(const char *resource)
-{
-    return strstr(resource, "efa") || strstr(resource, "rdma") ||
-           strncmp(resource, "networking.gke.io.networks/", 27) == 0;
-}
-
 /* What decisions read of a Node; 0 with k->gpus == 0 for a GPU-less one. */
 static int
 kind_read(const cJSON *node, struct node_kind *k)
@@ -204,7 +197,10 @@ kind_read(const cJSON *node, struct node_kind *k)
     cJSON_ArrayForEach(it, resources)
     {
         long n = count_of(it);
-        if (n == 0 || !is_nic(it->string) || k->n_nics == VIEW_NICS)
+        /* RDMA NICs and shared slots, by the names device plugins give
+         * them (table.h); placement reads which is which. */
+        if (n == 0 || table_rdma_class(it->string) == RDMA_NONE ||
+            k->n_nics == VIEW_NICS)
             continue;
         k->nics[k->n_nics].resource = dup(it->string);
         k->nics[k->n_nics++].count = n;

@@ -26,7 +26,8 @@
 #define VIEW_KINDS_MAX 512
 #define VIEW_NICS 4
 
-/* An allocatable extended resource of a node other than the GPU. */
+/* An RDMA NIC resource a node advertises in allocatable (table.h,
+ * table_rdma_class(): NICs, or a shared plugin's slots). */
 struct view_nic {
     char *resource; /* "vpc.amazonaws.com/efa", "rdma/ib", ... */
     long count;

@@ -1971,6 +1971,92 @@ def _(n):
     return tj_2x8(n, node_selector=it("p5.48xlarge"))
 
 
+# NIC resources (issue 43 point 2): one is added only where every node the
+# pod can land on advertises it in allocatable, with their fewest, not the
+# table's count; never beside an RDMA resource the pod asks for under
+# another name, nor on a hostNetwork pod that reaches the host's RDMA
+# NICs; and a shared plugin's slots are no NIC count.
+NO_EFA_VIEW = "--nodes test/nodes/eks-p5-no-efa-allocatable.yaml"
+EFA16_VIEW = "--nodes test/nodes/eks-automode-p5-efa16.yaml"
+AKS_SHARED_VIEW = "--nodes test/nodes/aks-nd-h100-v5-shared-ib.yaml"
+GFD_SHARED_VIEW = "--nodes test/nodes/onprem-gfd-h100-shared-ib.yaml"
+AKS_SKU_GPU = [{"key": "sku", "operator": "Equal", "value": "gpu",
+                "effect": "NoSchedule"}]
+
+
+@case("oci-rdma-vf-asked-no-sriov-vf-added")
+def _(n):
+    # The table's nvidia.com/sriov_rdma_vf beside the pod's rdma-vf would
+    # ask every node for two NIC resources.
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  limits_extra={"nvidia.com/rdma-vf": "16"})
+
+
+@case("aks-shared-ib-asked-no-rdma-ib-added")
+def _(n):
+    return tj_2x8(n, node_selector=it("Standard_ND96isr_H100_v5"),
+                  limits_extra={"rdma/shared_ib": "1"})
+
+
+@case("oci-hostnetwork-privileged-rdma-nothing-added")
+def _(n):
+    # As oci-hpc-oke's nccl-tests MPIJobs run (shared/corpus/manifests/
+    # ocihpc-kueue-h100-rdma-mpijob.yaml): the host's network, a
+    # privileged container and /dev/infiniband from the host.
+    pod = trainjob_pod(
+        n, nnodes=2, nproc="8", gpu=8, index=1,
+        node_selector=it("BM.GPU.H100.8"),
+        volumes=[{"name": "devinf",
+                  "hostPath": {"path": "/dev/infiniband", "type": ""}}],
+        mounts=[{"name": "devinf", "mountPath": "/dev/infiniband"}],
+        security_context={"privileged": True,
+                          "capabilities": {"add": ["IPC_LOCK"]}},
+        spec_extra={"hostNetwork": True,
+                    "dnsPolicy": "ClusterFirstWithHostNet"})
+    # The apiserver defaults hostPort to containerPort on the host network.
+    for c in pod["spec"]["containers"]:
+        for port in c.get("ports", []):
+            port["hostPort"] = port["containerPort"]
+            c["ports"] = [dict(sorted(port.items()))]
+    return review(n, pod, JOB_CONTROLLER)
+
+
+@case("view-p5-nodes-without-efa-none-added", args=NO_EFA_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("p5.48xlarge"))
+
+
+@case("view-p5-pinned-efa-follows-fewest-nodes", args=EFA16_VIEW)
+def _(n):
+    # Both NodePools are p5.48xlarge: 16 EFA on two nodes, 32 on one.
+    return tj_2x8(n, node_selector=it("p5.48xlarge"))
+
+
+@case("view-p5-nodepools-efa-differ-fewest", args=EFA16_VIEW)
+def _(n):
+    # No type pinned (eks.amazonaws.com/instance-family would narrow it):
+    # the view's two kinds of p5 node, which differ only in EFA.
+    return tj_2x8(n, node_selector={"eks.amazonaws.com/compute-type":
+                                    "auto"})
+
+
+@case("view-p5-nodepool-efa16-mutate", args=EFA16_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={"karpenter.sh/nodepool":
+                                    "gpu-p5-efa16"})
+
+
+@case("view-aks-shared-ib-nodes-no-rdma-ib-added", args=AKS_SHARED_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("Standard_ND96isr_H100_v5"),
+                  tolerations=AKS_SKU_GPU)
+
+
+@case("view-gfd-shared-ib-slots-not-a-limit", args=GFD_SHARED_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={"rack": "r12"})
+
+
 # A node group whose nodes span two zones: EFA does not cross them.
 ZONES_VIEW = "--nodes test/nodes/eks-p5-two-zones.yaml"
 RUNTIMES_VIEW = "--nodes test/golden/runtimes/mpi-runtimes.yaml"

@@ -1,0 +1,100 @@
+/*
+ * nics.c - which RDMA NICs a governed pod may be given (DESIGN.md, "A
+ * resource ... is added or raised only when every node the pod can land
+ * on advertises it"; issue 43).
+ *
+ * A NIC resource beside one the pod already asks for under another name
+ * (OCI's nvidia.com/rdma-vf, a shared plugin's rdma/shared_ib) asks every
+ * node for both, and one that some candidate node does not advertise in
+ * allocatable (EKS with DRANET, AKS on the shared plugin) leaves the pod
+ * Pending. Which names are RDMA, and which count slots, is table.h's.
+ */
+#include "policy/pod/nics.h"
+
+#include <string.h>
+
+#include "policy/k8s/pod.h"
+#include "policy/table/table.h"
+
+/*
+ * An RDMA resource (table_rdma_class()) the pod asks for under a name
+ * other than nic, in the limits or requests of any container; or NULL.
+ */
+static const char *
+rdma_asked(const cJSON *pod, const char *nic)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const maps[] = {"limits", "requests"};
+    const cJSON *spec = json_get(pod, "spec"), *c, *r;
+
+    for (size_t l = 0; l < 2; l++) {
+        cJSON_ArrayForEach(c, json_get(spec, lists[l]))
+        {
+            const cJSON *res = json_get(c, "resources");
+            for (size_t k = 0; k < 2; k++) {
+                cJSON_ArrayForEach(r, json_get(res, maps[k]))
+                {
+                    if (r->string && strcmp(r->string, nic) != 0 &&
+                        table_rdma_class(r->string) != RDMA_NONE)
+                        return r->string;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/*
+ * How a hostNetwork pod reaches the host's RDMA NICs without a device
+ * plugin: a privileged container sees every /dev/infiniband device, and
+ * a hostPath volume can mount them (oci-hpc-oke's nccl-tests MPIJobs do
+ * both). NULL when it does not.
+ */
+static const char *
+host_rdma(const cJSON *spec)
+{
+    const cJSON *c, *v;
+
+    if (!cJSON_IsTrue(json_get(spec, "hostNetwork")))
+        return NULL;
+    cJSON_ArrayForEach(c, json_get(spec, "containers"))
+    {
+        if (cJSON_IsTrue(
+                json_get(json_get(c, "securityContext"), "privileged")))
+            return "privileged";
+    }
+    cJSON_ArrayForEach(v, json_get(spec, "volumes"))
+    {
+        const char *path = json_string(json_get(v, "hostPath"), "path");
+        if (path && strncmp(path, "/dev/infiniband", 15) == 0)
+            return "/dev/infiniband";
+    }
+    return NULL;
+}
+
+void
+nics_narrow(struct target *t, const cJSON *pod, long fewest)
+{
+    if (t->nic == NULL || t->efa == 0)
+        return;
+    t->efa_held = t->efa;
+    if ((t->nic_why = rdma_asked(pod, t->nic)) != NULL) {
+        t->nic_hold = NIC_OTHER;
+        return;
+    }
+    if ((t->nic_why = host_rdma(json_get(pod, "spec"))) != NULL) {
+        t->nic_hold = NIC_HOST;
+        return;
+    }
+    if (fewest < 0)
+        return; /* no node known (none yet, no view): the table's count */
+    if (fewest == 0) {
+        t->nic_hold = NIC_NODES;
+        t->efa = 0; /* no NICs on some: no toleration, no FI_* env */
+    } else if (table_rdma_class(t->nic) != RDMA_SLOTS) {
+        /* Karpenter and EKS Auto Mode may attach fewer EFA than the type
+         * has: the nodes' allocatable wins. A slot count is no NIC
+         * count: the policy's stands. */
+        t->efa = (int)fewest;
+    }
+}
