@@ -75,7 +75,7 @@ done
 for f in $(set +f; find . -path ./test -prune -o -path ./build -prune \
 		-o -name '*.[ch]' -print | sed 's|^\./||'); do
 	d=$(dirname "$f")
-	printf '%s\n' "$folders" | grep -qx "$d" || {
+	grep -qx -- "$d" <<<"$folders" || {
 		echo "not ok - $d/ has no include rule in test/layout/check.sh"
 		fails=$((fails + 1)); }
 done
