@@ -16,6 +16,7 @@
 #include "cmd/audit.h"
 #include "policy/view/view.h"
 #include "cmd/cmd.h"
+#include "json/jsonread.h"
 #include "policy/table/snapshot.h"
 #include "webhook/review.h"
 #include "lib/file.h"
@@ -24,10 +25,13 @@
  * unreadable input. */
 enum { AUDIT_OK = 0, AUDIT_FAIL = 1, AUDIT_USAGE = 2 };
 
+/* The body is read where it is, into an arena of this one review, as
+ * `serve` reads its body buffer into a pool thread's. */
 static int
 review_stdin(const struct snapshot *s, const struct view *view)
 {
     struct review_result r;
+    struct jsonarena *arena;
     size_t len;
     char *body = file_read_stream(stdin, SIZE_MAX, &len);
     int status;
@@ -36,14 +40,17 @@ review_stdin(const struct snapshot *s, const struct view *view)
         fprintf(stderr, "topogate: stdin: %s\n", strerror(errno));
         return AUDIT_USAGE;
     }
-    if (review_respond_in_place(s, view, body, len, &r) < 0) {
+    if ((arena = jsonarena_new()) == NULL ||
+        review_respond_in_place(arena, s, view, body, len, &r) < 0) {
         fprintf(stderr, "topogate: out of memory\n");
+        jsonarena_free(arena);
         free(body);
         return AUDIT_USAGE;
     }
     fwrite(r.body, 1, r.body_len, stdout);
     status = r.http_status == 200 ? AUDIT_OK : AUDIT_USAGE;
     review_result_free(&r);
+    jsonarena_free(arena);
     free(body);
     return status;
 }

@@ -1,6 +1,7 @@
 /*
- * jsoncheck.h - a check of the review's parse (jsonread.h): members
- * named twice (UTF-8 sequences: base/utf8.h).
+ * jsoncheck.h - inside json/ only (and its unit test): a check of the
+ * reader's parse (jsonread.c), members named twice (UTF-8 sequences:
+ * base/utf8.h).
  *
  * Of two members of one object with the same name cJSON finds the first,
  * Go's encoding/json keeps the last: a review with such an object is

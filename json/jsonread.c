@@ -20,22 +20,22 @@
 #define NUMBER_MAX 63
 #define MANAGED_FIELDS "managedFields"
 
-/* Pieces are taken from the thread's arena this many bytes at a time. */
+/* Pieces are taken from the caller's arena this many bytes at a time. */
 #define CHUNK (8 * 1024)
 
 /*
  * Where the text is, what went wrong, where pieces come from. The position
  * is not here: every reader takes it and returns the next one (NULL once
- * refused), so it stays in a register.
+ * refused), so it stays in a register. The text is the arena's copy or
+ * the caller's to give up (jsonread_in_place()): every string ends where
+ * its closing quote was, escapes decoded in place.
  */
 struct reader {
     const unsigned char *start, *end;
     enum jsonread_status status;
     char *msg;
     size_t size;
-    bool chunked;            /* in an arena: pieces come from chunk */
-    bool in_place;           /* the text is the arena's copy: strings end
-                                where their closing quote was */
+    struct jsonarena *arena; /* the caller's: every node comes from it */
     unsigned char *chunk;    /* the rest of the current chunk */
     size_t chunk_left;
     /*
@@ -150,11 +150,11 @@ next_is(const unsigned char **p, const unsigned char *end, unsigned char c)
 }
 
 /*
- * n bytes for a node or a string. In an arena they are cut from a chunk
- * of it (one call per CHUNK bytes instead of one per piece; the arena's
- * reset drops them with the rest), every piece a multiple of a node's
- * alignment so the next one is aligned without a check; outside, each is
- * its own malloc() so that cJSON_Delete() can free it.
+ * n bytes for a node or the text's copy, cut from a chunk of the arena
+ * (one call per CHUNK bytes instead of one per piece; the arena's reset
+ * drops them with the rest), every piece a multiple of a node's alignment
+ * so the next one is aligned without a check. A long piece is the
+ * arena's own.
  */
 HOT void *
 piece(struct reader *r, size_t n)
@@ -164,11 +164,9 @@ piece(struct reader *r, size_t n)
 
     n = (n + align - 1) & ~(align - 1);
     if (r->chunk_left < n) {
-        /* Outside an arena chunk_left stays 0: every piece comes here,
-         * and is its own malloc(), as is a long string in an arena. */
-        if (!r->chunked || n > CHUNK / 4)
-            return jsonarena_malloc(n);
-        if ((r->chunk = jsonarena_malloc(CHUNK)) == NULL)
+        if (n > CHUNK / 4)
+            return jsonarena_alloc(r->arena, n);
+        if ((r->chunk = jsonarena_alloc(r->arena, CHUNK)) == NULL)
             return NULL;
         r->chunk_left = CHUNK;
     }
@@ -502,42 +500,27 @@ decode(const unsigned char *s, const unsigned char *end, char *o)
 }
 
 /*
- * Reads the string at p ('"') and returns the byte after it; with out, a
- * NUL-terminated copy of its contents goes there (decoded; never longer
- * than the text).
+ * Reads the string at p ('"') and returns the byte after it; with out, its
+ * contents, NUL-terminated where the closing quote was (decoded in place:
+ * never longer than the text), go there.
  */
 HOT const unsigned char *
 read_string(struct reader *r, const unsigned char *p, char **out)
 {
     const unsigned char *from = p + 1, *to;
     bool escaped = false;
-    size_t n;
+    char *text;
 
     if ((to = string_end(r, from, &escaped)) == NULL)
         return NULL;
     if (out == NULL)
         return to + 1;
-    if (r->in_place) {
-        char *text = (char *)(uintptr_t)from; /* the arena's copy */
-
-        if (escaped)
-            decode(from, to, text);
-        else
-            text[to - from] = '\0';
-        *out = text;
-        return to + 1;
-    }
-    n = (size_t)(to - from);
-    if ((*out = piece(r, n + 1)) == NULL) {
-        no_memory(r);
-        return NULL;
-    }
-    if (escaped) {
-        decode(from, to, *out);
-    } else {
-        memcpy(*out, from, n);
-        (*out)[n] = '\0';
-    }
+    text = (char *)(uintptr_t)from; /* the arena's copy, or given up */
+    if (escaped)
+        decode(from, to, text);
+    else
+        text[to - from] = '\0';
+    *out = text;
     return to + 1;
 }
 
@@ -913,9 +896,12 @@ after: /* after a value: the end, the next element, or a closing bracket */
     return after_element(r, p, close);
 }
 
-/* The text in r, from its first byte to its last, into *root. */
+/*
+ * The text in r, from its first byte to its last, into *root. A tree
+ * refused half-built is left to the arena's reset.
+ */
 static enum jsonread_status
-read_text(struct reader *r, cJSON **root)
+read_text(struct reader *r, const cJSON **root)
 {
     const unsigned char *p;
     cJSON *top;
@@ -925,19 +911,16 @@ read_text(struct reader *r, cJSON **root)
     p = read_tree(r, skip_space(r->start, r->end), top);
     if (p != NULL && (p = skip_space(p, r->end)) < r->end)
         p = unexpected(r, p, "bytes after the JSON value");
-    if (p == NULL) {
-        cJSON_Delete(top);
+    if (p == NULL)
         return r->status;
-    }
     *root = top;
     return JSONREAD_OK;
 }
 
-/* A reader of text[0..len), in the arena when one is active; no result
- * and no reason yet. */
+/* A reader of text[0..len) into arena; no result and no reason yet. */
 static struct reader
-reader_over(const unsigned char *text, size_t len, cJSON **root, char *msg,
-            size_t size)
+reader_over(struct jsonarena *arena, const unsigned char *text, size_t len,
+            const cJSON **root, char *msg, size_t size)
 {
     *root = NULL;
     if (size > 0)
@@ -948,45 +931,42 @@ reader_over(const unsigned char *text, size_t len, cJSON **root, char *msg,
         .status = JSONREAD_OK,
         .msg = msg,
         .size = size,
-        .chunked = jsonarena_active(),
+        .arena = arena,
     };
 }
 
 enum jsonread_status
-jsonread(const char *json, size_t len, cJSON **root, char *msg, size_t size)
+jsonread(struct jsonarena *arena, const char *json, size_t len,
+         const cJSON **root, char *msg, size_t size)
 {
     struct reader r =
-        reader_over((const unsigned char *)json, len, root, msg, size);
+        reader_over(arena, (const unsigned char *)json, len, root, msg, size);
     unsigned char *copy;
 
     /*
-     * In an arena, one copy of the text there holds every string: each
-     * ends where its closing quote was, instead of a piece and a memcpy()
-     * per string. Outside, cJSON_Delete() frees each string on its own.
+     * One copy of the text in the arena holds every string: each ends
+     * where its closing quote was, instead of a piece and a memcpy() per
+     * string. The copy is a piece of its own, exactly len bytes: under
+     * AddressSanitizer a read past its end is reported as one past the
+     * caller's text would be.
      */
-    if (r.chunked) {
-        if ((copy = piece(&r, len + 1)) == NULL)
-            return JSONREAD_NO_MEMORY;
-        memcpy(copy, json, len);
-        copy[len] = '\0';
-        r.start = copy;
-        r.end = copy + len;
-        r.in_place = true;
+    if ((copy = jsonarena_alloc(arena, len)) == NULL) {
+        no_memory(&r);
+        return r.status;
     }
+    memcpy(copy, json, len);
+    r.start = copy;
+    r.end = copy + len;
     return read_text(&r, root);
 }
 
 enum jsonread_status
-jsonread_in_place(char *text, size_t len, cJSON **root, char *msg,
-                  size_t size)
+jsonread_in_place(struct jsonarena *arena, char *text, size_t len,
+                  const cJSON **root, char *msg, size_t size)
 {
-    struct reader r;
+    struct reader r =
+        reader_over(arena, (const unsigned char *)text, len, root, msg, size);
 
-    if (!jsonarena_active())
-        return jsonread(text, len, root, msg, size);
-    r = reader_over((const unsigned char *)text, len, root, msg, size);
-    r.in_place = true;
-    jsonarena_adopt(text, len + 1);
     text[len] = '\0';
     return read_text(&r, root);
 }

@@ -1,6 +1,7 @@
 /*
- * jsonskim.h - checks a managedFields entry's fieldsV1 64 bytes a step,
- * for the review's parser (jsonread.h), which builds nothing of it.
+ * jsonskim.h - inside json/ only (and its unit test): checks a
+ * managedFields entry's fieldsV1 64 bytes a step, for the reader
+ * (jsonread.c), which builds nothing of it.
  *
  * fieldsV1 is a trie of objects (sigs.k8s.io/structured-merge-diff,
  * FieldsV1): every member's value is an object, every leaf is {}, and the

@@ -16,7 +16,6 @@
 
 #include "webhook/jsonpatch.h"
 #include "base/base64.h"
-#include "json/jsonarena.h"
 #include "json/jsonread.h"
 #include "base/jsonout.h"
 #include "policy/decide.h"
@@ -255,31 +254,34 @@ remember(struct review_result *out, const struct admission *req,
     out->n_ops = d->n_ops;
 }
 
-/* The body is read from `body`, or where it is when `writable` is set. */
+/*
+ * The body is read into arena from `body`, or where it is when `writable`
+ * is set. The tree is the arena's (json/jsonread.h): read, never changed,
+ * dropped by the reset at the end. The decision is built apart from it
+ * with malloc() and freed by decision_free().
+ */
 static int
-respond(const struct snapshot *s, const struct view *view, const char *body,
-        char *writable, size_t len, struct review_result *out)
+respond(struct jsonarena *arena, const struct snapshot *s,
+        const struct view *view, const char *body, char *writable, size_t len,
+        struct review_result *out)
 {
     struct admission req;
     struct decision d;
     enum jsonread_status status;
     char msg[256];
-    cJSON *root;
-    bool arena;
+    const cJSON *root;
     int rc;
 
     memset(out, 0, sizeof(*out));
     /*
-     * Every cJSON node of the review, the parsed one and the decision's,
-     * comes from this thread's arena and is dropped at once at the end
-     * instead of freed node by node. What cJSON would read as something
-     * else than the apiserver stored (a string cut at \u0000) or echo as
-     * bytes that are not JSON is refused by the parse (jsonread.h).
+     * What cJSON would read as something else than the apiserver stored
+     * (a string cut at \u0000) or echo as bytes that are not JSON is
+     * refused by the parse (jsonread.h).
      */
-    arena = jsonarena_begin() == 0;
     status = writable != NULL
-                 ? jsonread_in_place(writable, len, &root, msg, sizeof(msg))
-                 : jsonread(body, len, &root, msg, sizeof(msg));
+                 ? jsonread_in_place(arena, writable, len, &root, msg,
+                                     sizeof(msg))
+                 : jsonread(arena, body, len, &root, msg, sizeof(msg));
     if (status != JSONREAD_OK) {
         rc = fail(out, status == JSONREAD_NO_MEMORY ? 500 : 400,
                   status == JSONREAD_NO_MEMORY ? "out of memory" : msg);
@@ -305,16 +307,8 @@ respond(const struct snapshot *s, const struct view *view, const char *body,
     rc = 0;
 done:
     decision_free(&d);
-    if (!arena)
-        cJSON_Delete(root);
 dropped:
-    /* An arena that ran out may have left a node out of the decision. */
-    if (jsonarena_end() && out->http_status != 500) {
-        review_result_free(out);
-        rc = fail(out, 500, "out of memory");
-    }
-    if (arena)
-        jsonarena_reset();
+    jsonarena_reset(arena);
     return rc;
 }
 
@@ -322,14 +316,24 @@ int
 review_respond(const struct snapshot *s, const struct view *view,
                const char *body, size_t len, struct review_result *out)
 {
-    return respond(s, view, body, NULL, len, out);
+    struct jsonarena *arena = jsonarena_new();
+    int rc;
+
+    if (arena == NULL) {
+        memset(out, 0, sizeof(*out));
+        return fail(out, 500, "out of memory");
+    }
+    rc = respond(arena, s, view, body, NULL, len, out);
+    jsonarena_free(arena);
+    return rc;
 }
 
 int
-review_respond_in_place(const struct snapshot *s, const struct view *view,
-                        char *body, size_t len, struct review_result *out)
+review_respond_in_place(struct jsonarena *arena, const struct snapshot *s,
+                        const struct view *view, char *body, size_t len,
+                        struct review_result *out)
 {
-    return respond(s, view, body, body, len, out);
+    return respond(arena, s, view, body, body, len, out);
 }
 
 void

@@ -13,9 +13,10 @@
 #include "policy/decision.h"
 #include "policy/table/snapshot.h"
 
-/* What the transport needs to answer, log and count one review. */
+struct jsonarena; /* json/jsonread.h */
 struct view;
 
+/* What the transport needs to answer, log and count one review. */
 struct review_result {
     int http_status; /* 200, or 400 for a review we cannot read */
     char *body;      /* owned JSON text, NUL-terminated */
@@ -35,16 +36,22 @@ struct review_result {
 /*
  * Answers one review under policy s and the cluster view (NULL: none),
  * both borrowed. Fills *out (body owned by out); returns 0, or -1 when
- * memory ran out and no body could be built at all.
+ * memory ran out and no body could be built at all. The request is read
+ * in an arena made for this one call; a caller that answers many keeps
+ * one and calls review_respond_in_place().
  */
 int review_respond(const struct snapshot *s, const struct view *view,
                    const char *body, size_t len, struct review_result *out);
 /*
- * As review_respond(), parsing body where it is (jsonread_in_place()):
- * body[0..len] is written over and is the caller's to drop afterwards.
- * What `serve` and `audit --review` use for the bytes they received.
+ * As review_respond(), parsing body where it is, into arena (borrowed:
+ * json/jsonread.h, jsonread_in_place()), which is reset before it
+ * returns: nothing of *out points into it. body[0..len] (len + 1 bytes)
+ * is written over and is the caller's to drop afterwards. What `serve`
+ * (an arena per thread) and `audit --review` use for the bytes they
+ * received.
  */
-int review_respond_in_place(const struct snapshot *s, const struct view *view,
+int review_respond_in_place(struct jsonarena *arena,
+                            const struct snapshot *s, const struct view *view,
                             char *body, size_t len,
                             struct review_result *out);
 void review_result_free(struct review_result *r);

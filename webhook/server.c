@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/decimal.h"
+#include "json/jsonread.h"
 #include "policy/table/snapshot.h"
 #include "policy/view/view.h"
 #include "webhook/deadline.h"
@@ -205,15 +206,39 @@ server_log(const struct review_result *r, const char *decision, uint64_t us)
     log_info_pieces(pieces, sizeof(pieces) / sizeof(pieces[0]));
 }
 
+/* This pool thread's arena, made at its first review; NULL when out of
+ * memory. */
+static struct jsonarena *
+server_arena(struct server *srv)
+{
+    struct jsonarena *a = pthread_getspecific(srv->arenas);
+
+    if (a == NULL && (a = jsonarena_new()) != NULL &&
+        pthread_setspecific(srv->arenas, a) != 0) {
+        jsonarena_free(a);
+        a = NULL;
+    }
+    return a;
+}
+
+/* At a pool thread's exit: its arena, which only it used. */
+static void
+server_arena_free(void *a)
+{
+    jsonarena_free(a);
+}
+
 /* Last call: the whole body is in. */
 static enum MHD_Result
 server_review(struct server *srv, struct MHD_Connection *conn,
               struct request *req)
 {
     struct review_result res;
+    struct jsonarena *arena;
     struct snapshot *s;
     struct view *view;
     enum MHD_Result ret;
+    char empty[1];
     uint64_t us;
     bool ok;
     int rc;
@@ -233,15 +258,16 @@ server_review(struct server *srv, struct MHD_Connection *conn,
                             "in flight",
                             NULL);
     }
-    if (req->refuse != 0)
+    if (req->refuse != 0 || (arena = server_arena(srv)) == NULL)
         return server_error(srv, conn, 500, "out of memory", NULL);
 
     memset(&res, 0, sizeof(res));
     s = server_snapshot(srv, &view);
     /* The body buffer holds len + 1 bytes; it is dropped just below. */
     rc = req->body != NULL
-             ? review_respond_in_place(s, view, req->body, req->len, &res)
-             : review_respond(s, view, "", 0, &res);
+             ? review_respond_in_place(arena, s, view, req->body, req->len,
+                                       &res)
+             : review_respond_in_place(arena, s, view, empty, 0, &res);
     view_unref(view);
     snapshot_unref(s);
     server_drop_body(srv, req);
@@ -338,6 +364,9 @@ server_free(struct server *srv)
     if (srv == NULL)
         return;
     deadline_free(srv->deadline);
+    /* The pool threads have exited, each freeing its arena. */
+    if (srv->arenas_made)
+        pthread_key_delete(srv->arenas);
     snapshot_unref(srv->snapshot);
     view_unref(srv->view);
     tls_creds_unref(srv->creds);
@@ -372,7 +401,10 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         deadline_new("admission", SERVER_TIMEOUT + 1, SERVER_KEPT_S + 1,
                      SERVER_FIRST_MS, slots, SERVER_PER_ADDRESS);
     srv->bodies.limit = SERVER_BODY_BUDGET;
-    if (srv->deadline == NULL || metrics_set_policy(m, s) != 0) {
+    srv->arenas_made =
+        pthread_key_create(&srv->arenas, server_arena_free) == 0;
+    if (srv->deadline == NULL || !srv->arenas_made ||
+        metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
     }

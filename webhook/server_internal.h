@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -43,6 +44,12 @@ struct server {
     atomic_int in_flight;    /* requests between headers and completion */
     atomic_uint started;     /* requests ever begun: shows a quiet spell */
     struct budget bodies;    /* bytes of request bodies held */
+    /*
+     * Each pool thread's arena for the reviews it reads (json/jsonread.h),
+     * made at its first review, reset after each, freed at its exit.
+     */
+    pthread_key_t arenas;
+    bool arenas_made;
 };
 
 /* libmicrohttpd's socket context: what one connection holds. */

@@ -18,17 +18,19 @@
 
 #include "test/bench/kept_tree.h"
 
-enum jsonread_status jsonread_in_place(char *text, size_t len, cJSON **root,
+enum jsonread_status jsonread_in_place(struct jsonarena *arena, char *text,
+                                       size_t len, const cJSON **root,
                                        char *msg, size_t size);
 
-/* The whole text checked as JSON by skip_value(), nothing built. */
+/* The whole text checked as JSON by skip_value(), nothing built (so no
+ * arena). */
 static bool
 text_is_json(const char *text, size_t len)
 {
     char msg[64];
-    cJSON *unused;
+    const cJSON *unused;
     struct reader r =
-        reader_over((const unsigned char *)text, len, &unused, msg,
+        reader_over(NULL, (const unsigned char *)text, len, &unused, msg,
                     sizeof(msg));
     const unsigned char *p = skip_space(r.start, r.end);
 
@@ -37,13 +39,13 @@ text_is_json(const char *text, size_t len)
 }
 
 enum jsonread_status
-jsonread_in_place(char *text, size_t len, cJSON **root, char *msg,
-                  size_t size)
+jsonread_in_place(struct jsonarena *arena, char *text, size_t len,
+                  const cJSON **root, char *msg, size_t size)
 {
-    cJSON *tree;
+    const cJSON *tree;
 
     if (!text_is_json(text, len) || (tree = kept_tree_for(text, len)) == NULL)
-        return parse_in_place(text, len, root, msg, size);
+        return parse_in_place(arena, text, len, root, msg, size);
     *root = tree;
     return JSONREAD_OK;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json/jsonread.h"
 #include "policy/table/snapshot.h"
 #include "test/bench/bench_time.h"
 #include "lib/file.h"
@@ -37,11 +38,13 @@ evict(volatile unsigned char *buf, size_t size)
 
 /*
  * As `serve` answers: the body just received into a buffer of its own
- * (written, so in the caches), read there in place. work holds len + 1.
+ * (written, so in the caches), read there in place, into the arena kept
+ * from one review to the next as a pool thread keeps its own. work holds
+ * len + 1.
  */
 static int
-one_review(const struct snapshot *s, const char *body, size_t len,
-           char *work, double *ns)
+one_review(struct jsonarena *arena, const struct snapshot *s,
+           const char *body, size_t len, char *work, double *ns)
 {
     struct review_result r;
     double t0;
@@ -49,7 +52,7 @@ one_review(const struct snapshot *s, const char *body, size_t len,
 
     memcpy(work, body, len);
     t0 = bench_wall_ns();
-    rc = review_respond_in_place(s, NULL, work, len, &r);
+    rc = review_respond_in_place(arena, s, NULL, work, len, &r);
 
     *ns = bench_wall_ns() - t0;
     rc = rc < 0 || r.http_status != 200 ? -1 : 0;
@@ -58,8 +61,8 @@ one_review(const struct snapshot *s, const char *body, size_t len,
 }
 
 static int
-bench(const struct snapshot *s, const char *path, long calls,
-      const long *evict_kb, int n_evict, unsigned char *buf)
+bench(struct jsonarena *arena, const struct snapshot *s, const char *path,
+      long calls, const long *evict_kb, int n_evict, unsigned char *buf)
 {
     size_t len;
     char *body = file_read(path, SIZE_MAX, &len);
@@ -76,11 +79,11 @@ bench(const struct snapshot *s, const char *path, long calls,
         size_t size = (size_t)evict_kb[e] * 1024;
 
         for (int i = 0; i < 10; i++)
-            if (one_review(s, body, len, work, &warmup) < 0)
+            if (one_review(arena, s, body, len, work, &warmup) < 0)
                 goto refused;
         for (long i = 0; i < calls; i++) {
             evict(buf, size);
-            if (one_review(s, body, len, work, &t[i]) < 0)
+            if (one_review(arena, s, body, len, work, &t[i]) < 0)
                 goto refused;
         }
         bench_sort_ns(t, (size_t)calls);
@@ -107,6 +110,7 @@ main(int argc, char **argv)
     long evict_kb[EVICT_MAX] = {0, 4096, 262144}, calls = 300, most = 0;
     int n_evict = 3, given = 0, c, status = 0;
     struct load_error err;
+    struct jsonarena *arena;
     struct snapshot *s;
     unsigned char *buf;
 
@@ -126,7 +130,8 @@ main(int argc, char **argv)
         return fprintf(stderr, "cold_review: no fixture\n"), 2;
     for (int e = 0; e < n_evict; e++)
         most = evict_kb[e] > most ? evict_kb[e] : most;
-    if ((buf = calloc((size_t)most * 1024 + 1, 1)) == NULL)
+    if ((buf = calloc((size_t)most * 1024 + 1, 1)) == NULL ||
+        (arena = jsonarena_new()) == NULL)
         return fprintf(stderr, "cold_review: out of memory\n"), 1;
     memset(&err, 0, sizeof(err));
     if ((s = snapshot_parse_embedded(NULL, &err)) == NULL) {
@@ -134,8 +139,9 @@ main(int argc, char **argv)
         return 1;
     }
     for (int i = optind; i < argc; i++)
-        if (bench(s, argv[i], calls, evict_kb, n_evict, buf) < 0)
+        if (bench(arena, s, argv[i], calls, evict_kb, n_evict, buf) < 0)
             status = 1;
+    jsonarena_free(arena);
     snapshot_unref(s);
     free(buf);
     return status;

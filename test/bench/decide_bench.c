@@ -8,13 +8,16 @@
  * on a shared machine do not count), the median over BATCHES batches of N
  * calls of:
  *   parse   cJSON_ParseWithLength() + cJSON_Delete() of the request body;
- *   read    topogate's own parse of it, jsonread() in the arena, as
- *           review_respond() runs it (only with -m read: the figure to
- *           set beside test/bench/simdjson_peer.cpp);
+ *   read    topogate's own parse of it, jsonread() into an arena kept
+ *           across calls and reset after each, as serve's pool threads
+ *           read (only with -m read: the figure to set beside
+ *           test/bench/simdjson_peer.cpp);
  *   decide  decide() on the parsed request, with decision_init/free: the
  *           pure engine, no JSON text in or out;
  *   review  review_respond(): parse + decode + decide + encode (JSON Patch,
- *           base64, response text), exactly what `serve` does per review.
+ *           base64, response text), what `serve` does per review, plus
+ *           the arena review_respond() makes for each call (serve keeps
+ *           one per thread).
  * and prints one JSON object per fixture. With -m decide (or review) only
  * that loop runs, which is what the harness measures under
  * `valgrind --tool=callgrind --toggle-collect=decide` for an instruction
@@ -33,7 +36,6 @@
 #include "policy/k8s/pod.h"
 #include "policy/table/snapshot.h"
 #include "test/bench/bench_time.h"
-#include "json/jsonarena.h"
 #include "json/jsonread.h"
 #include "webhook/review.h"
 
@@ -108,28 +110,29 @@ loop_parse(const struct fixture *f, long n)
     return 0;
 }
 
-/* As review_respond() reads a body: in this thread's arena, dropped at once. */
+/* As a review's body is read: into an arena kept across calls, dropped
+ * at once by its reset. */
 static int
 loop_read(const struct fixture *f, long n)
 {
+    struct jsonarena *arena = jsonarena_new();
     char msg[256];
+    int rc = 0;
 
-    for (long i = 0; i < n; i++) {
-        cJSON *root;
-        bool failed;
+    if (arena == NULL)
+        return -1;
+    for (long i = 0; i < n && rc == 0; i++) {
+        const cJSON *root;
 
-        if (jsonarena_begin() < 0)
-            return -1;
-        failed = jsonread(f->body, f->len, &root, msg, sizeof(msg)) !=
-                 JSONREAD_OK;
-        if (!failed)
+        if (jsonread(arena, f->body, f->len, &root, msg, sizeof(msg)) !=
+            JSONREAD_OK)
+            rc = -1;
+        else
             sink += (size_t)root->type;
-        failed = jsonarena_end() || failed;
-        jsonarena_reset();
-        if (failed)
-            return -1;
+        jsonarena_reset(arena);
     }
-    return 0;
+    jsonarena_free(arena);
+    return rc;
 }
 
 static int

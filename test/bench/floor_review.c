@@ -18,7 +18,8 @@
 int __wrap_review_respond(const struct snapshot *s, const struct view *view,
                           const char *body, size_t len,
                           struct review_result *out);
-int __wrap_review_respond_in_place(const struct snapshot *s,
+int __wrap_review_respond_in_place(struct jsonarena *arena,
+                                   const struct snapshot *s,
                                    const struct view *view, char *body,
                                    size_t len, struct review_result *out);
 
@@ -56,9 +57,11 @@ __wrap_review_respond(const struct snapshot *s, const struct view *view,
 }
 
 int
-__wrap_review_respond_in_place(const struct snapshot *s,
+__wrap_review_respond_in_place(struct jsonarena *arena,
+                               const struct snapshot *s,
                                const struct view *view, char *body,
                                size_t len, struct review_result *out)
 {
+    (void)arena;
     return __wrap_review_respond(s, view, body, len, out);
 }

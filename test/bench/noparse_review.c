@@ -9,21 +9,23 @@
  */
 #include "test/bench/kept_tree.h"
 
-enum jsonread_status __real_jsonread_in_place(char *text, size_t len,
-                                              cJSON **root, char *msg,
+enum jsonread_status __real_jsonread_in_place(struct jsonarena *arena,
+                                              char *text, size_t len,
+                                              const cJSON **root, char *msg,
                                               size_t size);
-enum jsonread_status __wrap_jsonread_in_place(char *text, size_t len,
-                                              cJSON **root, char *msg,
+enum jsonread_status __wrap_jsonread_in_place(struct jsonarena *arena,
+                                              char *text, size_t len,
+                                              const cJSON **root, char *msg,
                                               size_t size);
 
 enum jsonread_status
-__wrap_jsonread_in_place(char *text, size_t len, cJSON **root, char *msg,
-                         size_t size)
+__wrap_jsonread_in_place(struct jsonarena *arena, char *text, size_t len,
+                         const cJSON **root, char *msg, size_t size)
 {
-    cJSON *tree = kept_tree_for(text, len);
+    const cJSON *tree = kept_tree_for(text, len);
 
     if (tree == NULL)
-        return __real_jsonread_in_place(text, len, root, msg, size);
+        return __real_jsonread_in_place(arena, text, len, root, msg, size);
     *root = tree;
     return JSONREAD_OK;
 }

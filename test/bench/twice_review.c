@@ -30,10 +30,12 @@
 #define FIRST_PREFIX "topogate-twice-first-"
 #define FIXTURE_MAX (4 * 1024 * 1024)
 
-int __real_review_respond_in_place(const struct snapshot *s,
+int __real_review_respond_in_place(struct jsonarena *arena,
+                                   const struct snapshot *s,
                                    const struct view *view, char *body,
                                    size_t len, struct review_result *out);
-int __wrap_review_respond_in_place(const struct snapshot *s,
+int __wrap_review_respond_in_place(struct jsonarena *arena,
+                                   const struct snapshot *s,
                                    const struct view *view, char *body,
                                    size_t len, struct review_result *out);
 
@@ -100,8 +102,11 @@ scratch(size_t n)
     return (char *)(have + 1);
 }
 
+/* Both reviews are read into the pool thread's arena, one after the
+ * other, as two requests on one thread would be. */
 int
-__wrap_review_respond_in_place(const struct snapshot *s,
+__wrap_review_respond_in_place(struct jsonarena *arena,
+                               const struct snapshot *s,
                                const struct view *view, char *body,
                                size_t len, struct review_result *out)
 {
@@ -120,10 +125,11 @@ __wrap_review_respond_in_place(const struct snapshot *s,
         copy[n] = '\0';
         atomic_fetch_add(&copies, 1);
         if (!copy_only &&
-            __real_review_respond_in_place(s, view, copy, n, &first) == 0) {
+            __real_review_respond_in_place(arena, s, view, copy, n,
+                                           &first) == 0) {
             atomic_fetch_add(&first_reviews, 1);
             review_result_free(&first);
         }
     }
-    return __real_review_respond_in_place(s, view, body, len, out);
+    return __real_review_respond_in_place(arena, s, view, body, len, out);
 }

@@ -7,7 +7,8 @@
  * a body is always built, is NUL-terminated at body_len, and comes with
  * 200 or 400 (500 only when memory ran out, which does not happen here).
  * Each input is then answered again the way `serve` reads its body
- * buffer, in place (review_respond_in_place()), and must be answered
+ * buffer, in place (review_respond_in_place()) in an arena kept from one
+ * input to the next as a pool thread keeps its own, and must be answered
  * byte for byte the same.
  */
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/jsonread.h"
 #include "policy/table/snapshot.h"
 #include "test/fuzz/embedded_policy.h"
 #include "webhook/review.h"
@@ -24,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static struct jsonarena *arena;
     struct review_result r, again;
     /*
      * An exact-size copy without a NUL, unlike the server's buffer: a read
@@ -32,7 +35,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *body = malloc(size > 0 ? size : 1);
     char *received = malloc(size + 1); /* as the server holds a body */
 
-    if (body == NULL || received == NULL) {
+    if (arena == NULL)
+        arena = jsonarena_new();
+    if (body == NULL || received == NULL || arena == NULL) {
         free(body);
         free(received);
         return 0;
@@ -44,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.body == NULL || strlen(r.body) != r.body_len ||
         (r.http_status != 200 && r.http_status != 400))
         abort();
-    if (review_respond_in_place(fuzz_snapshot, NULL, received, size,
+    if (review_respond_in_place(arena, fuzz_snapshot, NULL, received, size,
                                 &again) != 0 ||
         again.http_status != r.http_status || again.body == NULL ||
         again.body_len != r.body_len ||

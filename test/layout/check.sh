@@ -30,6 +30,15 @@ policy/jobs: base policy policy/k8s policy/kinds policy/pod policy/table
 policy: base policy/k8s policy/table policy/kinds policy/view policy/pod policy/jobs
 policy/audit: base policy policy/k8s policy/table policy/kinds policy/view policy/pod policy/jobs
 '
+# Outside json/, json/jsonread.h is the one header of the reader: its
+# arena, its checks and its skim are json/'s own. A test of those insides
+# may include them; each such file is named here with what it includes.
+json_inside='
+test/unit/test_webhook_jsoncheck.c: json/jsoncheck.h
+test/unit/test_webhook_jsonskim.c: json/jsonskim.h json/jsonskim.c
+test/unit/test_webhook_jsonstops.c: json/jsonread.c
+test/bench/checkonly_review.c: json/jsonread.c
+'
 # System headers that mean I/O, threads or a transport: never in the pure
 # floors (policy/, base/).
 io_headers='microhttpd.h|curl/|gnutls/|openssl/|pthread.h|unistd.h|fcntl.h|sys/socket.h|sys/stat.h|poll.h|time.h|signal.h|dirent.h'
@@ -71,6 +80,18 @@ for d in $folders; do
 		esac
 	done
 done
+# Every include of json/ from outside it, tests too, is json/jsonread.h.
+for f in $(set +f; find . \( -path ./build -o -path ./json -o -path ./.git \) \
+		-prune -o \( -name '*.[ch]' -o -name '*.cpp' \) -print | sed 's|^\./||'); do
+	while IFS= read -r inc; do
+		[ "$inc" = json/jsonread.h ] && continue
+		if line=$(printf '%s\n' "$json_inside" | grep "^$f:"); then
+			case " ${line#*:} " in *" $inc "*) continue ;; esac
+		fi
+		echo "not ok - $f: #include \"$inc\": outside json/ only json/jsonread.h"
+		fails=$((fails + 1))
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(json\/[^"]*\)".*/\1/p' "$f")
+done
 # Every folder with C sources has a rule and a README.
 for f in $(set +f; find . -path ./test -prune -o -path ./build -prune \
 		-o -name '*.[ch]' -print | sed 's|^\./||'); do
@@ -88,13 +109,19 @@ if [ "$fails" -gt 0 ]; then
 	exit 1
 fi
 [ -n "${1:-}" ] && exit 0
-# The check can fail: a policy/ file that calls into webhook/ is caught.
+# The check can fail: a policy/ file that calls into webhook/ is caught,
+# and so is a webhook/ file that opens json/ by another door.
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/policy" "$tmp/webhook"
+mkdir -p "$tmp/policy" "$tmp/webhook" "$tmp/json"
 echo '#include "webhook/server.h"' >"$tmp/policy/stray.c"
-touch "$tmp/webhook/server.h"
+echo '#include "json/jsonarena.h"' >"$tmp/webhook/stray.c"
+touch "$tmp/webhook/server.h" "$tmp/json/jsonarena.h"
 if out=$("$self" "$tmp" 2>&1) || ! grep -q 'policy/ may not include webhook/' <<<"$out"; then
 	echo "not ok - layout: a policy/ file including webhook/ went unnoticed"
+	exit 1
+fi
+if ! grep -q 'webhook/stray.c: #include "json/jsonarena.h": outside json/ only' <<<"$out"; then
+	echo "not ok - layout: a webhook/ file including json/jsonarena.h went unnoticed"
 	exit 1
 fi
 echo "ok - layout: every include of $(printf '%s\n' "$folders" | wc -l)" \

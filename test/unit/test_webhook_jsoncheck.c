@@ -49,13 +49,17 @@ test_utf8_exhaustive(void)
 static int
 keys(const char *json, char *msg, size_t size)
 {
-    cJSON *root = NULL;
+    struct jsonarena *arena = jsonarena_new();
+    const cJSON *root = NULL;
     int rc;
 
     msg[0] = '\0';
-    rc = jsonread(json, strlen(json), &root, msg, size) == JSONREAD_OK ? 0
-                                                                      : -1;
-    cJSON_Delete(root);
+    if (arena == NULL)
+        return snprintf(msg, size, "out of memory"), -1;
+    rc = jsonread(arena, json, strlen(json), &root, msg, size) == JSONREAD_OK
+             ? 0
+             : -1;
+    jsonarena_free(arena);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
- * The response writer against cJSON's own printer, and the parse arena:
- * a tree built there reads the same as one built with malloc(), and
- * cJSON outside the arena is untouched.
+ * The response writer against cJSON's own printer, and the reader's
+ * arena: a tree read there prints as cJSON's own does, over several
+ * blocks and after resets, and what cJSON makes of it is malloc()'s.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "test/unit/check.h"
-#include "json/jsonarena.h"
+#include "json/jsonread.h"
 #include "base/jsonout.h"
 
 /*
@@ -275,26 +275,35 @@ test_arena(void)
 {
     /* Small (one block) and large (several blocks, then one kept). */
     const int sizes[] = {3, 20000, 20000, 3};
+    struct jsonarena *arena = jsonarena_new();
+    const cJSON *refused;
+    char msg[256];
 
+    CHECK(arena != NULL);
+    if (arena == NULL)
+        return;
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         char *doc = big_doc(sizes[k]);
-        cJSON *plain = cJSON_Parse(doc), *in_arena, *outside;
+        cJSON *plain = cJSON_Parse(doc), *outside;
         char *want = cJSON_PrintUnformatted(plain), *got;
+        const cJSON *in_arena = NULL;
 
-        CHECK_INT(jsonarena_begin(), 0);
-        in_arena = cJSON_Parse(doc);
-        CHECK(!jsonarena_end());
+        CHECK_INT(jsonread(arena, doc, strlen(doc), &in_arena, msg,
+                           sizeof(msg)),
+                  JSONREAD_OK);
         CHECK(in_arena != NULL);
-        /* Printed (with malloc()) after the arena closed: the same text. */
+        /* Printed by cJSON (with malloc()): the same text. */
         got = cJSON_PrintUnformatted(in_arena);
         CHECK_STR(got, want);
         CHECK_STR(
             cJSON_GetArrayItem(in_arena, sizes[k] - 1)->child->valuestring,
             cJSON_GetArrayItem(plain, sizes[k] - 1)->child->valuestring);
-        /* A tree made outside the arena is malloc()'s: freed one by one. */
+        /*
+         * What cJSON makes is malloc()'s, freed one by one, arena or not:
+         * a copy of the arena's tree outlives its reset.
+         */
         outside = cJSON_Duplicate(in_arena, 1);
-        cJSON_Delete(in_arena); /* harmless: its pieces go with the reset */
-        jsonarena_reset();
+        jsonarena_reset(arena);
         CHECK(cJSON_Compare(outside, plain, 1));
         cJSON_Delete(outside);
         cJSON_Delete(plain);
@@ -302,12 +311,14 @@ test_arena(void)
         free(want);
         free(doc);
     }
-
-    /* A parse error inside the arena: cJSON frees its partial tree. */
-    CHECK_INT(jsonarena_begin(), 0);
-    CHECK(cJSON_Parse("{\"a\":[1,2,{\"b\":") == NULL);
-    CHECK(!jsonarena_end());
-    jsonarena_reset();
+    /* A parse refused half-built leaves nothing to free but the arena. */
+    CHECK_INT(jsonread(arena, "{\"a\":[1,2,{\"b\":", 15, &refused, msg,
+                       sizeof(msg)),
+              JSONREAD_MALFORMED);
+    CHECK(refused == NULL);
+    jsonarena_free(arena);
+    jsonarena_free(NULL);
+    jsonarena_reset(NULL);
 }
 
 int

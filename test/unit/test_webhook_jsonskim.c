@@ -51,17 +51,22 @@ parser_takes(const char *text, size_t len)
 {
     static const char head[] = "{\"managedFields\":[{\"fieldsV2\":";
     size_t n = sizeof(head) - 1;
+    static struct jsonarena *arena; /* kept, reset after each text */
     char *doc = malloc(n + len + 3), msg[200];
-    cJSON *root = NULL;
+    const cJSON *root = NULL;
     int rc;
 
-    if (doc == NULL)
+    if (arena == NULL)
+        arena = jsonarena_new();
+    if (doc == NULL || arena == NULL) {
+        free(doc);
         return 0;
+    }
     memcpy(doc, head, n);
     memcpy(doc + n, text, len);
     memcpy(doc + n + len, "}]}", 3);
-    rc = jsonread(doc, n + len + 3, &root, msg, sizeof(msg));
-    cJSON_Delete(root);
+    rc = jsonread(arena, doc, n + len + 3, &root, msg, sizeof(msg));
+    jsonarena_reset(arena);
     free(doc);
     return rc == JSONREAD_OK;
 }
