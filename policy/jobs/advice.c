@@ -53,13 +53,18 @@ void
 advice_layout(struct strbuf *sb, const struct workload *w,
               const struct instance_type *t)
 {
-    const struct kind_fix *f = kinds_fix(w->owner);
+    const struct kind_fix *f = kinds_fix_for(w);
     long world = workload_world(w), nodes, per;
     long now;
 
     layout_for(w, t, &nodes, &per);
     now = nodes * per;
-    if (f->nodes == NULL) {
+    if (f->nodes == NULL && unsized(w, f)) {
+        /* Its pods do not say how many there are. */
+        strbuf_printf(sb, "use fewer %s with all %d GPUs each", f->pods,
+                      t->count);
+        return;
+    } else if (f->nodes == NULL) {
         strbuf_printf(sb, "use %ld pod%s x %ld GPUs", nodes,
                       nodes == 1 ? "" : "s", per);
     } else if (unsized(w, f)) {
@@ -98,7 +103,7 @@ void
 advice_resources(struct strbuf *sb, const struct workload *w,
                  const struct instance_type *t)
 {
-    const struct kind_fix *f = kinds_fix(w->owner);
+    const struct kind_fix *f = kinds_fix_for(w);
     bool whole = unsized(w, f);
     long nodes, per;
 

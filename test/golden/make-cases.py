@@ -2701,6 +2701,28 @@ def _(n):
     return review(n, volcano_pod(n, gpu=1, managed=False), JOB_CONTROLLER)
 
 
+# ============================================================ frameworks
+# Issue 46 point 5: GPU pods governed by what they are, without the
+# topogate.io/managed label: Ray, Volcano's mpi and pytorch plugins,
+# LeaderWorkerSet, plain JobSet, mpi-operator v0.2's v1alpha2 MPIJob and
+# Kubernetes' gang (PodGroup). Each framework has a switch under
+# `frameworks:` in the policy (default warn: never refused); the labels,
+# annotations and env are the controllers' own, cited next to each
+# builder and in policy/kinds/frameworks.c.
+
+
+def frameworks_policy(**levels):
+    """POLICY_HEAD with a frameworks block: frameworks_policy(jobSet="off")."""
+    return POLICY_HEAD + "frameworks:\n" + "".join(
+        "  %s: %s\n" % kv for kv in sorted(levels.items()))
+
+
+# The JobSet case above was written when plain JobSets were not
+# governed: with the switch off it reads as it did.
+POLICY["jobset-plain-gpu-not-trainjob-ignored"] = frameworks_policy(
+    jobSet="off")
+
+
 # --------------------------------------------------------------- writing
 
 def main():
