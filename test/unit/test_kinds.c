@@ -292,11 +292,17 @@ main(void)
         "PyTorchJob", "MPIJob v1 (Training Operator 1.x)",
         "MPIJob v2beta1 (mpi-operator v2)", "TrainJob", "TrainingRuntime",
         "ClusterTrainingRuntime", "JAXJob", "JobSet",
-        "Volcano Job (mpi, pytorch plugin)", "RayCluster", "Deployment",
-        "DaemonSet", "Job", "Pod"};
+        "Volcano Job (mpi, pytorch plugin)", "RayCluster", "RayJob",
+        "LeaderWorkerSet", "MPIJob v1alpha2 (mpi-operator v0.2)",
+        "Deployment", "DaemonSet", "Job", "Pod"};
     static const char *const in_pods[] = {
         "PyTorchJob", "MPIJob v1 (Training Operator 1.x)",
-        "MPIJob v2beta1 (mpi-operator v2)", "TrainJob", "JAXJob"};
+        "MPIJob v2beta1 (mpi-operator v2)", "TrainJob", "JAXJob",
+        /* The frameworks (a Ray pod is read as RayJob's, the first of
+         * the two rows with its mark). */
+        "MPIJob v1alpha2 (mpi-operator v0.2)",
+        "Volcano Job (mpi, pytorch plugin)", "RayJob", "LeaderWorkerSet",
+        "JobSet", "PodGroup (gang)"};
 
     check_table();
     check_goldens();
