@@ -93,7 +93,11 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "use %s: %ld, %s: %ld", f->nodes, nodes, f->procs,
                       per);
     }
-    if (now == world)
+    if (w->groups_alone && w->per_node_launcher && f->np)
+        /* No world size to keep: the job trains several alone today. */
+        strbuf_puts(sb, " (each torchrun is a world of its own: its line "
+                        "has no --nnodes)");
+    else if (now == world)
         strbuf_printf(sb, " (world size %ld kept)", world);
     else
         strbuf_printf(sb, " (world size %ld becomes %ld)", world, now);
@@ -101,7 +105,7 @@ advice_layout(struct strbuf *sb, const struct workload *w,
 
 void
 advice_resources(struct strbuf *sb, const struct workload *w,
-                 const struct instance_type *t)
+                 const struct instance_type *t, int nics)
 {
     const struct kind_fix *f = kinds_fix_for(w);
     bool whole = unsized(w, f);
@@ -123,9 +127,9 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "%s %s: %ld", f->limits, t->resource, per);
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (type_nic_resource(t) && whole)
+    if (nics > 0 && whole)
         strbuf_printf(sb, ", and %s: %d if there is more than one",
-                      type_nic_resource(t), t->efa);
-    else if (type_nic_resource(t) && nodes > 1)
-        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), t->efa);
+                      type_nic_resource(t), nics);
+    else if (nics > 0 && nodes > 1)
+        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), nics);
 }
