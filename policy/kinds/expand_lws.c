@@ -19,10 +19,13 @@ static int
 lws_group(struct expansion *e, const char *role, long pods,
           const cJSON *template, const char *worker_index, const char *size)
 {
-    const char *labels[] = {LWS_NAME, e->name,
-                            "leaderworkerset.sigs.k8s.io/group-index", "0",
+    const char *labels[] = {LWS_NAME,
+                            e->name,
+                            "leaderworkerset.sigs.k8s.io/group-index",
+                            "0",
                             "leaderworkerset.sigs.k8s.io/worker-index",
-                            worker_index, NULL};
+                            worker_index,
+                            NULL};
     char leader[300];
     cJSON *pod;
 
@@ -31,8 +34,8 @@ lws_group(struct expansion *e, const char *role, long pods,
     pod = e->groups[e->n_groups - 1].pod;
     snprintf(leader, sizeof(leader), "%s-0.%s.%s", e->name, e->name,
              e->namespace);
-    return podbuild_annotation(pod, "leaderworkerset.sigs.k8s.io/size",
-                               size) < 0 ||
+    return podbuild_annotation(pod, "leaderworkerset.sigs.k8s.io/size", size) <
+                       0 ||
                    podbuild_env_all(pod, "LWS_LEADER_ADDRESS", leader) < 0 ||
                    podbuild_env_all(pod, "LWS_GROUP_SIZE", size) < 0 ||
                    podbuild_env_all(pod, "LWS_WORKER_INDEX", worker_index) < 0

@@ -16,9 +16,8 @@ role(struct expansion *e, const cJSON *specs, const char *key,
      const char *value)
 {
     const cJSON *r = json_get(specs, key);
-    const char *labels[] = {"group_name",    "kubeflow.org",
-                            "mpi_job_name",  e->name,
-                            "mpi_role_type", value,
+    const char *labels[] = {"group_name", "kubeflow.org",  "mpi_job_name",
+                            e->name,      "mpi_role_type", value,
                             NULL};
 
     if (r == NULL)

@@ -33,16 +33,20 @@ expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
     cJSON_ArrayForEach(g, json_get(spec, "workerGroupSpecs"))
     {
         const char *name = json_string(g, "groupName");
-        const char *labels[] = {"ray.io/cluster", e->name, "ray.io/node-type",
-                                "worker", "ray.io/group", name ? name : "",
+        const char *labels[] = {"ray.io/cluster",
+                                e->name,
+                                "ray.io/node-type",
+                                "worker",
+                                "ray.io/group",
+                                name ? name : "",
                                 NULL};
         /* The autoscaler may grow a group to maxReplicas; each replica
          * is numOfHosts pods (WorkerGroupSpec.NumOfHosts, multi-host). */
-        long n = podbuild_long(g, "maxReplicas",
-                               podbuild_long(g, "replicas",
-                                             podbuild_long(g, "minReplicas",
-                                                           1))) *
-                 podbuild_long(g, "numOfHosts", 1);
+        long n =
+            podbuild_long(g, "maxReplicas",
+                          podbuild_long(g, "replicas",
+                                        podbuild_long(g, "minReplicas", 1))) *
+            podbuild_long(g, "numOfHosts", 1);
         if (podbuild_group_with(e, name ? name : "worker", n,
                                 json_get(g, "template"), labels) < 0)
             return -1;

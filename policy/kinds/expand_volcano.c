@@ -26,8 +26,7 @@ struct plugin {
 };
 
 static void
-read_plugin(const cJSON *plugins, const char *name, long port,
-            struct plugin *p)
+read_plugin(const cJSON *plugins, const char *name, long port, struct plugin *p)
 {
     const cJSON *args = json_get(plugins, name), *a;
 
@@ -119,8 +118,8 @@ pytorch_env(cJSON *pod, const struct plugin *p, const char *job,
 }
 
 static int
-mpi_env(cJSON *pod, const struct plugin *p, const char *job,
-        const cJSON *tasks, const char *task)
+mpi_env(cJSON *pod, const struct plugin *p, const char *job, const cJSON *tasks,
+        const char *task)
 {
     long workers = podbuild_long(task_named(tasks, p->worker), "replicas", 0);
     struct strbuf hosts = {0};
@@ -131,11 +130,11 @@ mpi_env(cJSON *pod, const struct plugin *p, const char *job,
     if (strcmp(task, p->master) != 0 || task_named(tasks, p->worker) == NULL)
         return 0;
     for (long i = 0; i < workers; i++)
-        strbuf_printf(&hosts, "%s%s-%s-%ld.%s", i ? "," : "", job, p->worker,
-                      i, job);
-    rc = hosts.failed ? -1
-                      : podbuild_env_all(pod, "MPI_HOST",
-                                         hosts.buf ? hosts.buf : "");
+        strbuf_printf(&hosts, "%s%s-%s-%ld.%s", i ? "," : "", job, p->worker, i,
+                      job);
+    rc = hosts.failed
+             ? -1
+             : podbuild_env_all(pod, "MPI_HOST", hosts.buf ? hosts.buf : "");
     strbuf_free(&hosts);
     return rc;
 }
@@ -155,8 +154,7 @@ expand_volcano_job(const cJSON *obj, const struct runtimes *rt,
     {
         const char *name = json_string(task, "name");
         const char *labels[] = {"volcano.sh/job-name", e->name,
-                                "volcano.sh/task-spec", name ? name : "",
-                                NULL};
+                                "volcano.sh/task-spec", name ? name : "", NULL};
         cJSON *pod;
 
         if (podbuild_group_with(e, name ? name : "",

@@ -94,8 +94,8 @@ framework_read_volcano(const cJSON *pod, struct workload *w)
 void
 framework_read_lws(const cJSON *pod, struct workload *w)
 {
-    long n = pod_text_count(
-        pod_annotation(pod, "leaderworkerset.sigs.k8s.io/size"));
+    long n =
+        pod_text_count(pod_annotation(pod, "leaderworkerset.sigs.k8s.io/size"));
 
     if (n <= 0)
         n = pod_text_count(any_env(pod, "LWS_GROUP_SIZE"));
@@ -115,8 +115,8 @@ framework_read_lws(const cJSON *pod, struct workload *w)
 void
 framework_read_jobset(const cJSON *pod, struct workload *w)
 {
-    long n = pod_text_count(
-        pod_label(pod, "jobset.sigs.k8s.io/global-replicas"));
+    long n =
+        pod_text_count(pod_label(pod, "jobset.sigs.k8s.io/global-replicas"));
 
     if (n <= 0)
         n = pod_text_count(

@@ -72,6 +72,8 @@ struct kind {
 
     /* At pod admission. */
     enum owner owner; /* what workload_read() makes of its pods:
+                         OWNER_FRAMEWORK for frameworks governed by what
+                         their pods are (framework below says how far);
                          OWNER_MANAGED for kinds governed only where a
                          pod is labelled topogate.io/managed: "true";
                          OWNER_NONE for kinds with no pods of their own */
@@ -117,7 +119,8 @@ bool kinds_marked(const struct kind_mark *m, const cJSON *pod);
 
 /*
  * The first row, in table order, whose marks pod carries, or NULL; *mark
- * (may be NULL) gets the mark. Governed rows come first.
+ * (may be NULL) gets the mark. Governed rows come first, then the
+ * frameworks.
  */
 const struct kind *kinds_pod(const cJSON *pod, const struct kind_mark **mark);
 
