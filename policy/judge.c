@@ -312,7 +312,8 @@ judge_framework_note(const struct snapshot *s, const char *ns,
     if (d->judged != VERDICT_DENY || d->verdict == VERDICT_DENY ||
         snapshot_framework_mode(s, ns, fw) == snapshot_mode_for(s, ns))
         return 0;
-    return decision_warn(d, "policy frameworks.%s is warn: with enforce "
+    return decision_warn(d, "policy frameworks.%s is %s: with enforce "
                             "this would be refused",
-                         framework_key(fw));
+                         framework_key(fw),
+                         framework_level_name(s->frameworks[fw]));
 }

@@ -53,9 +53,10 @@ int judge_opt_out(const struct snapshot *s, const char *ns, bool asked,
                   struct decision *d);
 
 /*
- * A framework's pods governed at its switch's warn (policy frameworks):
- * where enforce would have refused (d->judged), says which switch turns
- * the refusal on. 0, or -1 out of memory.
+ * A framework's pods governed below the namespace's mode by its switch
+ * (policy frameworks: audit, warn): where enforce would have refused
+ * (d->judged), says which switch turns the refusal on. 0, or -1 out of
+ * memory.
  */
 int judge_framework_note(const struct snapshot *s, const char *ns,
                          enum framework fw, struct decision *d);

@@ -53,6 +53,7 @@ static const char *const framework_keys[] = {
 
 static const char *const framework_levels[] = {
     [FRAMEWORK_OFF] = "off",
+    [FRAMEWORK_AUDIT] = "audit",
     [FRAMEWORK_WARN] = "warn",
     [FRAMEWORK_ENFORCE] = "enforce",
 };
@@ -174,7 +175,7 @@ read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
     return 0;
 }
 
-/* frameworks: one switch per framework, each off, warn or enforce. */
+/* frameworks: one switch per framework: off, audit, warn or enforce. */
 static int
 read_frameworks(const struct ynode *n, struct snapshot *s,
                 struct load_error *err)
@@ -195,12 +196,14 @@ read_frameworks(const struct ynode *n, struct snapshot *s,
             continue;
         if (yamlread_kind(v, YNODE_SCALAR, framework_keys[i], err) < 0)
             return -1;
-        for (int l = 0; l < 3 && v->plain; l++)
+        for (int l = 0; l <= FRAMEWORK_ENFORCE && v->plain; l++)
             if (strcmp(v->scalar, framework_levels[l]) == 0)
                 level = l;
         if (level < 0) {
-            ynode_error(err, v, "frameworks.%s must be off, warn or enforce, "
-                        "not '%s'", framework_keys[i], v->scalar);
+            ynode_error(err, v,
+                        "frameworks.%s must be off, audit, warn or enforce, "
+                        "not '%s'",
+                        framework_keys[i], v->scalar);
             return -1;
         }
         s->frameworks[i] = (enum framework_level)level;
@@ -895,8 +898,12 @@ snapshot_framework_mode(const struct snapshot *s, const char *ns,
 {
     enum mode m = snapshot_mode_for(s, ns);
 
-    if (fw > FRAMEWORK_NONE && fw < FRAMEWORK_N &&
-        s->frameworks[fw] == FRAMEWORK_WARN && m == MODE_ENFORCE)
+    if (fw <= FRAMEWORK_NONE || fw >= FRAMEWORK_N)
+        return m;
+    /* The modes run enforce < warn < audit in how little they do. */
+    if (s->frameworks[fw] == FRAMEWORK_AUDIT)
+        return MODE_AUDIT;
+    if (s->frameworks[fw] == FRAMEWORK_WARN && m == MODE_ENFORCE)
         return MODE_WARN;
     return m;
 }

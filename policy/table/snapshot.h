@@ -55,10 +55,16 @@ enum framework {
 
 /*
  * How far a framework's pods are governed: off (only where labelled
- * topogate.io/managed), warn (the namespace's mode, but never above
- * warn: never refused), enforce (the namespace's mode).
+ * topogate.io/managed), audit (reported, never patched nor refused),
+ * warn (the namespace's mode, but never above warn: never refused),
+ * enforce (the namespace's mode).
  */
-enum framework_level { FRAMEWORK_OFF, FRAMEWORK_WARN, FRAMEWORK_ENFORCE };
+enum framework_level {
+    FRAMEWORK_OFF,
+    FRAMEWORK_AUDIT,
+    FRAMEWORK_WARN,
+    FRAMEWORK_ENFORCE,
+};
 
 struct namespace_policy {
     char *name;
@@ -159,8 +165,8 @@ const struct inject *snapshot_inject_for(const struct snapshot *s,
 
 /*
  * The mode for a pod of framework fw (FRAMEWORK_NONE: any other governed
- * pod) in namespace ns: the namespace's, lowered to warn where the
- * framework's switch says warn.
+ * pod) in namespace ns: the namespace's, lowered to what the framework's
+ * switch says (audit, warn) where that is lower.
  */
 enum mode snapshot_framework_mode(const struct snapshot *s, const char *ns,
                                   enum framework fw);

@@ -2968,6 +2968,14 @@ def _(n):
     return review(n, lws_pod(n, node_selector=P4D_GROUP), STS_CONTROLLER)
 
 
+@case("framework-lws-4x1-audit-no-patch",
+      policy=frameworks_policy(leaderWorkerSet="audit"))
+def _(n):
+    # audit: reported, never patched (a namespace on Pod Security
+    # baseline refuses hostIPC and IPC_LOCK).
+    return review(n, lws_pod(n), STS_CONTROLLER)
+
+
 @case("framework-lws-2x8-whole-node-mutate")
 def _(n):
     return review(n, lws_pod(n, size=2, gpu=8), STS_CONTROLLER)

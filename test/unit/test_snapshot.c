@@ -639,7 +639,8 @@ test_frameworks(void)
 {
     struct load_error err;
     struct snapshot *e = snapshot_parse_embedded(NULL, &err);
-    struct snapshot *s = load("frameworks: {ray: off, podGroup: enforce}\n"
+    struct snapshot *s = load("frameworks: {ray: off, podGroup: enforce, "
+                              "jobSet: audit}\n"
                               "namespaces:\n"
                               "  - name: research\n"
                               "    mode: audit\n",
@@ -663,8 +664,10 @@ test_frameworks(void)
     CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_NONE), MODE_ENFORCE);
     CHECK_INT(snapshot_framework_mode(s, "research", FRAMEWORK_LWS),
               MODE_AUDIT);
+    CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_JOBSET), MODE_AUDIT);
     a = snapshot_print(s);
-    CHECK(a && strstr(a, "frameworks:\n  ray: off\n  podGroup: enforce\n"));
+    CHECK(a && strstr(a, "frameworks:\n  ray: off\n  jobSet: audit\n"
+                         "  podGroup: enforce\n"));
     if (a)
         again = snapshot_parse(a, strlen(a), "printed", NULL, &err);
     CHECK(again != NULL);
@@ -681,7 +684,8 @@ test_frameworks(void)
     CHECK(a && strstr(a, "frameworks:") == NULL);
     free(a);
     expect_error("frameworks: {ray: maybe}\ninstanceTypes: []\n", 1, 19,
-                 "frameworks.ray must be off, warn or enforce, not 'maybe'");
+                 "frameworks.ray must be off, audit, warn or enforce, not "
+                 "'maybe'");
     expect_error("frameworks: {rays: off}\ninstanceTypes: []\n", 1, 14,
                  "unknown key 'rays' in frameworks");
     snapshot_unref(again);
