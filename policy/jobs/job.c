@@ -272,6 +272,10 @@ decide_job(const struct snapshot *s, const struct admission *req,
         rc = 0;
         goto out;
     }
+    /* A framework's object is judged whole for the size its pods lack;
+     * without one (a RayService's cluster) its pods are judged alone. */
+    if (fw != FRAMEWORK_NONE && e.job.nodes == 0)
+        goto out;
     rc = -1;
     if (judge_job(s, req, &e, &v) < 0)
         goto out;

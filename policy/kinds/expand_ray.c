@@ -4,11 +4,23 @@
  * (ray-project/kuberay ray-operator/controllers/ray/common/pod.go
  * labelPod; utils/constant.go). A Ray pod says nothing of the cluster's
  * size, so the object carries it: the pods of its groups with GPUs
- * (e->job.nodes), judged whole by decide_job().
+ * (e->job.nodes), judged whole by decide_job(). The labels of the
+ * object are KubeRay's too (utils/constant.go
+ * RayOriginatedFromCRDLabelKey; its value is the CRD's name).
  */
+#include <string.h>
+
 #include "policy/kinds/expand_internal.h"
 #include "policy/kinds/podbuild.h"
 #include "policy/k8s/pod.h"
+
+static bool
+serves(const cJSON *obj)
+{
+    const char *from = pod_label(obj, "ray.io/originated-from-crd");
+
+    return from && strcmp(from, "RayService") == 0;
+}
 
 int
 expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
@@ -56,6 +68,10 @@ expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
     if (e->n_groups == 0)
         return podbuild_note(e, "no headGroupSpec or workerGroupSpecs");
     e->job.owner = OWNER_FRAMEWORK;
-    e->job.nodes = gpu_pods;
+    /* A RayService's cluster serves: its workers are replicas that do
+     * not train together, so they make no job size (KubeRay labels it,
+     * rayservice_controller.go constructRayClusterForRayService). */
+    if (!serves(obj))
+        e->job.nodes = gpu_pods;
     return 0;
 }

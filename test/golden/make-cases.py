@@ -2822,6 +2822,18 @@ def _(n):
                           "spec": raycluster_spec()})
 
 
+@case("job-framework-raycluster-rayservice-4x1-allow")
+def _(n):
+    # KubeRay's RayService makes this RayCluster (label
+    # ray.io/originated-from-crd: RayService, rayservice_controller.go
+    # constructRayClusterForRayService): serving replicas, no job size.
+    meta = job_meta("llm-serve-raycluster-x7k2p", "ml")
+    meta["labels"] = {"ray.io/originated-from-cr-name": "llm-serve",
+                      "ray.io/originated-from-crd": "RayService"}
+    return job_review(n, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                          "metadata": meta, "spec": raycluster_spec()})
+
+
 @case("job-framework-rayjob-4x1-enforce-deny",
       policy=frameworks_policy(ray="enforce"))
 def _(n):
