@@ -18,6 +18,9 @@
 #include "policy/kinds/podbuild.h"
 #include "policy/k8s/pod.h"
 
+/* Most worker hosts written into MPI_HOST. */
+#define HOSTS_MAX 1024
+
 /* A plugin's flags: --master, --worker, --port (each plugin's addFlags). */
 struct plugin {
     bool on;
@@ -129,7 +132,9 @@ mpi_env(cJSON *pod, const struct plugin *p, const char *job, const cJSON *tasks,
         return -1;
     if (strcmp(task, p->master) != 0 || task_named(tasks, p->worker) == NULL)
         return 0;
-    for (long i = 0; i < workers; i++)
+    /* Bounded: a manifest may ask for any number of workers, and the
+     * list only tells the master's reader there are several. */
+    for (long i = 0; i < workers && i < HOSTS_MAX; i++)
         strbuf_printf(&hosts, "%s%s-%s-%ld.%s", i ? "," : "", job, p->worker, i,
                       job);
     rc = hosts.failed
