@@ -14,6 +14,10 @@
 #include "policy/kinds/podbuild.h"
 #include "policy/k8s/pod.h"
 
+/* The most pods a Ray object's size is counted to, as podbuild_long()
+ * bounds a count: the world size (pods x processes) then fits a long. */
+#define RAY_PODS_MAX 1000000000L
+
 static bool
 serves(const cJSON *obj)
 {
@@ -62,8 +66,11 @@ expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
         if (podbuild_group_with(e, name ? name : "worker", n,
                                 json_get(g, "template"), labels) < 0)
             return -1;
+        /* A group's count is at most 1e18 (two counts of podbuild_long,
+         * 1e9 each): the sum stops at RAY_PODS_MAX rather than overflow. */
         if (workload_asks_gpu(e->groups[e->n_groups - 1].pod))
-            gpu_pods += n;
+            gpu_pods =
+                n > RAY_PODS_MAX - gpu_pods ? RAY_PODS_MAX : gpu_pods + n;
     }
     if (e->n_groups == 0)
         return podbuild_note(e, "no headGroupSpec or workerGroupSpecs");
