@@ -10,7 +10,7 @@ Directly:
 
     python3 test/bench/nccl_run.py --out OUTDIR [--dry-run] [--gpus N]
         [--only GLOB,GLOB] [--sizes 16MiB,256MiB,1GiB] [--warmup 5]
-        [--iters 20] [--topogate-shm 256GiB] [--timeout 300]
+        [--iters 20] [--topogate-shm 256GiB] [--timeout 300] [--share-gpu]
 
 For each case it starts one test/bench/nccl_layouts.py per rank, inside
 namespaces that stand for pods (unshare/nsenter: needs root), with
@@ -91,15 +91,16 @@ class Holder:
         self.proc.wait()
 
 
-def plan_ranks(c, gpus, dry):
+def plan_ranks(c, gpus, dry, share_gpu=False):
     """[(pod index, local rank, CUDA device for CUDA_VISIBLE_DEVICES)] or a
-    reason to skip."""
+    reason to skip. With one GPU, a split case runs as two pods on GPU 0
+    where NCCL allows it (pods it sees as two hosts), or everywhere with
+    share_gpu, to see which pods NCCL takes for one host."""
     if dry:
         n = 2
     elif c["layout"] == "group" or gpus >= 2:
         n = gpus
-    elif nccl_cases.distinct_host_hashes(c):
-        # One GPU: two "pods" on it, which NCCL allows only across hosts.
+    elif share_gpu or nccl_cases.distinct_host_hashes(c):
         return [(0, 0, 0), (1, 0, 0)], "2 ranks share GPU 0 (single-GPU proof run)"
     else:
         return None, "needs 2 GPUs: NCCL refuses two ranks of one host on one GPU"
@@ -125,7 +126,7 @@ def rank_env(c, rank, world, local, port, cuda_dev, dry):
 
 
 def run_case(c, a, outdir):
-    ranks, note = plan_ranks(c, a.gpus, a.dry_run)
+    ranks, note = plan_ranks(c, a.gpus, a.dry_run, a.share_gpu)
     res = {"case": c, "note": note, "ranks": []}
     if ranks is None:
         res.update(status="skipped", reason=note)
@@ -203,6 +204,9 @@ def main():
                     help="the /dev/shm topogate sets for this host (deploy/policy.yaml "
                          "shm; 256Gi for p5e/p5en.48xlarge)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per case")
+    ap.add_argument("--share-gpu", action="store_true",
+                    help="one GPU: run every split case as 2 ranks on GPU 0; NCCL refuses "
+                         "those it takes for one host ('Duplicate GPU', src/init.cc)")
     ap.add_argument("--python", default=sys.executable)
     a = ap.parse_args()
     a.sizes = a.sizes or (DRY_SIZES if a.dry_run else FULL_SIZES)
@@ -237,7 +241,8 @@ def main():
             break
     params = {"dry_run": a.dry_run, "gpus": a.gpus, "sizes": parse_sizes(a.sizes),
               "warmup": a.warmup, "iters": a.iters, "topogate_shm": a.topogate_shm,
-              "multicast_env": MULTICAST_OFF, "can_unshare": a.can_unshare}
+              "multicast_env": MULTICAST_OFF, "can_unshare": a.can_unshare,
+              "share_gpu": a.share_gpu}
     doc = nccl_report.build(params, results, a.out)
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
