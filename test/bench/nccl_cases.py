@@ -10,7 +10,7 @@ pods get, and the NCCL environment. Pods are emulated on one host:
   nodes a real pod lacks (as in ../shared/research/nccl-layouts-measured.md).
 - shm (what /dev/shm is, from each rank's side):
   "host"         the host's /dev/shm, as hostIPC gives a pod that mounts
-                 nothing at /dev/shm (containerd CRI, containerMounts in
+                 nothing at /dev/shm (containerd CRI, linuxContainerMounts in
                  containerd/containerd internal/cri/server/container_create.go:
                  under hostIPC the host's /dev/shm is bind-mounted unless
                  the pod mounts its own);
@@ -32,6 +32,10 @@ NCCL_HOSTID) and their shmDev (st_dev of /dev/shm) are equal
 (NVIDIA/nccl src/misc/utils.cc getHostHashOnce, src/init.cc fillInfo,
 src/transport/shm.cc shmCanConnect, src/graph/paths.cc ncclTopoCheckP2p);
 otherwise it goes to the network (NET/Socket here).
+
+Not emulated: every rank shares the host's network namespace (pods have
+their own), and NCCL passes cuMem handles over abstract Unix sockets
+(src/misc/ipcsocket.cc), which are per network namespace.
 
 `expect` is what that source says should happen; the run records what did.
 """
@@ -66,7 +70,7 @@ def all_cases(topogate_shm):
             "host", "host", env,
             "SHM (P2P off)" if level == "LOC" else "P2P over NVLink",
             "one whole-node pod, NCCL_P2P_LEVEL " + (level or "unset")))
-    # 2. /dev/shm size for split layouts that use SHM. NCCL >= 2.23 puts
+    # 2. /dev/shm size for split layouts that use SHM. NCCL >= 2.24 puts
     # SHM buffers in cuMem host memory when the driver is CUDA >= 12.6
     # (src/misc/cudawrap.cc ncclCuMemHostEnable; src/transport/shm.cc
     # ncclShmAllocateShareableBuffer), and in /dev/shm files otherwise or
