@@ -56,6 +56,9 @@ def free_port():
 
 
 def gpu_count():
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        return len(visible.split(","))
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -127,7 +130,7 @@ def rank_env(c, rank, world, local, port, cuda_dev, dry):
 
 def run_case(c, a, outdir):
     ranks, note = plan_ranks(c, a.gpus, a.dry_run, a.share_gpu)
-    res = {"case": c, "note": note, "ranks": []}
+    res = {"case": c, "note": note}
     if ranks is None:
         res.update(status="skipped", reason=note)
         return res
@@ -140,11 +143,15 @@ def run_case(c, a, outdir):
     holders, procs, logs = {}, [], []
     world, port = len(ranks), free_port()
     try:
-        if scope == "shared":
-            holders["all"] = Holder(False, size)
-        for pod in sorted({p for p, _, _ in ranks}):
-            if scope in ("pod", "private"):
-                holders[pod] = Holder(scope == "private", size)
+        try:
+            if scope == "shared":
+                holders["all"] = Holder(False, size)
+            for pod in sorted({p for p, _, _ in ranks}):
+                if scope in ("pod", "private"):
+                    holders[pod] = Holder(scope == "private", size)
+        except (OSError, RuntimeError) as e:  # the finally below stops those made
+            res.update(status="failed", reason=str(e))
+            return res
         for rank, (pod, local, dev) in enumerate(ranks):
             h = holders.get("all") or holders.get(pod)
             cmd = h.prefix() if h else []
