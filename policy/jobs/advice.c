@@ -88,7 +88,11 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "use %s: %ld, %s: %ld", f->nodes, nodes, f->procs,
                       per);
     }
-    if (now == world)
+    if (w->groups_alone && w->per_node_launcher && f->np)
+        /* No world size to keep: the job trains several alone today. */
+        strbuf_puts(sb, " (each torchrun is a world of its own: its line "
+                        "has no --nnodes)");
+    else if (now == world)
         strbuf_printf(sb, " (world size %ld kept)", world);
     else
         strbuf_printf(sb, " (world size %ld becomes %ld)", world, now);

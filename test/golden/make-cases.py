@@ -2370,6 +2370,20 @@ def _(n):
                                     "torchrun --nproc_per_node=4 train.py"]))
 
 
+# The same, written as people do: the torchruns join one world of
+# workers x nproc through --nnodes and the MPI rank as the node's rank.
+@case("job-mpijob-torchrun-per-node-joined-4x4-deny")
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
+                                gpu=4, launcher_cmd=[
+                                    "mpirun", "-np", "4", "bash", "-c",
+                                    "torchrun --nnodes=$OMPI_COMM_WORLD_SIZE "
+                                    "--node_rank=$OMPI_COMM_WORLD_RANK "
+                                    "--master_addr=llama3-8b-mpi-worker-0 "
+                                    "--master_port=29500 "
+                                    "--nproc_per_node=4 train.py"]))
+
+
 @case("job-mpijob-torchrun-per-node-not-repacked", policy=REPACK)
 def _(n):
     return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
