@@ -2370,6 +2370,13 @@ def _(n):
                                     "torchrun --nproc_per_node=4 train.py"]))
 
 
+# One slot per worker on 2-GPU workers: mpirun starts 2 ranks, not 4,
+# and a GPU of each worker idles. The fix says so, with both world sizes.
+@case("job-mpijob-2x2-one-slot-idle-gpus-deny")
+def _(n):
+    return job_review(n, mpijob(name="bert-mpi", workers=2, slots=1, gpu=2))
+
+
 # The same, written as people do: the torchruns join one world of
 # workers x nproc through --nnodes and the MPI rank as the node's rank.
 @case("job-mpijob-torchrun-per-node-joined-4x4-deny")
