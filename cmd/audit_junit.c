@@ -14,13 +14,27 @@
 #include <unistd.h>
 
 #include "cmd/audit.h"
+#include "base/utf8.h"
 
-/* XML 1.0 text or attribute value: markup escaped, and the control
- * characters it cannot carry at all replaced. */
+/* XML 1.0 text or attribute value: markup escaped, and what it cannot
+ * carry at all (control characters, bytes that are not UTF-8) replaced. */
 static void
 xml_put(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    size_t left = strlen(s);
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++, left--) {
+        size_t n;
+        if (*p >= 0x80) {
+            if ((n = utf8_length(p, left)) == 0) {
+                fputc('?', out);
+            } else {
+                fwrite(p, 1, n, out);
+                p += n - 1;
+                left -= n - 1;
+            }
+            continue;
+        }
         switch (*p) {
         case '&':
             fputs("&amp;", out);

@@ -23,6 +23,7 @@ Prints 'ok - ...' / 'not ok - ...' lines; exit 1 when one failed.
 import json
 import re
 import sys
+import urllib.parse
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -52,8 +53,9 @@ def fnv1a_fields(h, fields):
 def expected_id(result):
     p = result["properties"]
     loc = result.get("locations")
-    path = loc[0]["physicalLocation"]["artifactLocation"]["uri"] if loc else "-"
-    # The report's paths need no percent-encoding; the key has the raw one.
+    # The key has the path as given; the URI has it percent-encoded.
+    path = (urllib.parse.unquote(
+        loc[0]["physicalLocation"]["artifactLocation"]["uri"]) if loc else "-")
     key = fnv1a_fields(0xCBF29CE484222325, [
         "topogate-finding-v1", path, result["ruleId"], p["apiGroup"],
         p["kind"], p["namespace"], p["name"], p["part"], p["finding"]])

@@ -82,6 +82,19 @@ grep -q 'name="&lt;stdin&gt;"' "$TMP/stdin.junit" && ok "stdin is the suite <std
 	not_ok "stdin is the suite <stdin>" "$(grep -m1 testsuite "$TMP/stdin.junit")"
 expect "stdin SARIF results carry no location" 0 "$(grep -c '"locations"' "$TMP/stdin.sarif")"
 
+# A path that is not a plain URI: percent-encoded in SARIF, as given in
+# JUnit and in the id.
+mkdir -p "$TMP/odd"
+cp "$HERE/inputs/list.yaml" "$TMP/odd/my list&co.yaml"
+ci_run "$TMP/odd" "$TMP/odd.sarif" -o sarif "my list&co.yaml"
+ci_run "$TMP/odd" "$TMP/odd.junit" -o junit "my list&co.yaml"
+expect "an odd path: its SARIF URI" 7 "$(grep -c '"uri":	"my%20list%26co.yaml"' "$TMP/odd.sarif")"
+$PY "$HERE/check_ci.py" sarif "$SARIF_SCHEMA" "$TMP/odd.sarif" || FAILED=$((FAILED + 1))
+junit_valid "an odd path -o junit" "$TMP/odd.junit"
+$PY "$HERE/check_ci.py" junit "$TMP/odd.junit" "$TMP/odd.sarif" || FAILED=$((FAILED + 1))
+grep -q 'classname="my list&amp;co.yaml"' "$TMP/odd.junit" && ok "an odd path: escaped in JUnit" ||
+	not_ok "an odd path: escaped in JUnit" "$(grep -m1 classname "$TMP/odd.junit")"
+
 # SOURCE_DATE_EPOCH sets the timestamp; without it, the clock (UTC).
 grep -q 'timestamp="1970-01-01T00:00:00"' "$TMP/list.junit" &&
 	ok "SOURCE_DATE_EPOCH=0: timestamp 1970-01-01T00:00:00" ||
