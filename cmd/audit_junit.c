@@ -1,7 +1,8 @@
 /*
  * audit_junit.c - the audit as JUnit XML, in the shape of Apache Ant's
- * junitreport (the XSD of windyroad/JUnit-Schema, JUnit.xsd, which
- * Jenkins, GitLab and the GitHub test reporters read): <testsuites>, one
+ * junitreport (the XSD of windyroad/JUnit-Schema, JUnit.xsd), the test
+ * report CI systems read (GitLab: docs.gitlab.com "Unit test reports",
+ * classname shown as the suite): <testsuites>, one
  * <testsuite> per input file, one <testcase> per workload or unreadable
  * document. A case fails when a finding of it fails at --fail-on and is
  * not in the baseline; the other findings are listed in the suite's
