@@ -77,6 +77,12 @@ expect "list --fail-on warn: failing cases" 2 \
 expect "list --fail-on warn: nothing in system-out" 0 \
 	"$(sed -n '/<system-out>/,/<\/system-out>/p' "$TMP/list-warn.junit" |
 		grep -c ' line ')"
+# --fail-on never: no case fails; every finding is in system-out.
+ci_run "$HERE" "$TMP/list-never.junit" -o junit --fail-on never inputs/list.yaml
+expect "list -o junit --fail-on never: exit status" 0 $?
+junit_valid "list -o junit --fail-on never" "$TMP/list-never.junit"
+expect "list --fail-on never: failing cases, findings listed" "0 7" \
+	"$(grep -c '<failure ' "$TMP/list-never.junit") $(grep -c '^[0-9a-f]\{16\} ' "$TMP/list-never.junit")"
 grep -q ' stdin' "$TMP/stdin.junit" && not_ok "stdin named <stdin>" "$(grep -m1 stdin "$TMP/stdin.junit")"
 grep -q 'name="&lt;stdin&gt;"' "$TMP/stdin.junit" && ok "stdin is the suite <stdin>" ||
 	not_ok "stdin is the suite <stdin>" "$(grep -m1 testsuite "$TMP/stdin.junit")"
