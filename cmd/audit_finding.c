@@ -36,8 +36,9 @@ audit_finding_fails(const struct audit_finding *f, enum audit_outcome fail_on)
 
 /*
  * 64-bit FNV-1a (Fowler, Noll, Vo; offset basis 0xcbf29ce484222325,
- * prime 0x100000001b3, as in draft-eastlake-fnv section 2 and
- * http://www.isthe.com/chongo/tech/comp/fnv/): short, no library, and
+ * prime 2^40 + 2^8 + 0xb3, as the IETF draft-eastlake-fnv and
+ * isthe.com/chongo/tech/comp/fnv give them; check_ci.py checks the
+ * published vectors of "a" and "foobar"): short, no library, and
  * an id is a name, not a secret. Each field is hashed with its NUL, so
  * ("ab", "c") and ("a", "bc") differ.
  */
@@ -101,7 +102,8 @@ workload_label(const struct expansion *e)
     return strbuf_take(&sb);
 }
 
-/* What a decision's id is derived from: its reason, else its message. */
+/* What a decision's id is derived from: its reason, else its deny
+ * message, else its first warning. */
 static const char *
 decision_text(const struct decision *d)
 {
