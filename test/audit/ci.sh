@@ -172,6 +172,10 @@ cmp -s "$TMP/b.txt" "$HERE/list.txt" && ok "--baseline: the text report unchange
 expect "--baseline: the note on stderr" \
 	"topogate audit: baseline $B: 7 findings, 7 in the baseline, 0 new (0 failing at --fail-on)" \
 	"$(cat "$TMP/ci-err")"
+(cd "$HERE" && "$BIN" audit --baseline "$B" -o json inputs/list.yaml) \
+	>"$TMP/b.json" 2>/dev/null
+cmp -s "$TMP/b.json" "$HERE/list.json" && ok "--baseline: the JSON report unchanged" ||
+	not_ok "--baseline: the JSON report" "differs from list.json"
 (cd "$HERE" && "$BIN" audit --baseline "$B" --fail-on warn inputs/list.yaml) \
 	>/dev/null 2>&1
 expect "--baseline --fail-on warn, every finding in it: exit status 0" 0 $?
