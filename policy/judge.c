@@ -23,7 +23,7 @@ advice_command(struct finding *f, const struct workload *w)
 {
     if (w->launch_fixed[0] != '\0')
         strbuf_printf(next_part(f),
-                      "change the command's '%s' too: it overrides "
+                      "change the command's %s too: the command beats "
                       "the spec",
                       w->launch_fixed);
 }
