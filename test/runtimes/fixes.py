@@ -50,7 +50,7 @@ def parse_fix(texts):
     for t in texts:
         # world None: "each torchrun is a world of its own", no job size.
         m = re.search(r"(?:^|; )use (.+?) \((?:world size (\d+) (?:kept|"
-                      r"becomes (\d+))|each torchrun is a world of its "
+                      r"becomes (\d+)[^)]*)|each torchrun is a world of its "
                       r"own[^)]*)\)", t)
         if not m:
             continue
