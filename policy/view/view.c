@@ -9,14 +9,17 @@
  *
  * Labels that name one node are of two sorts. Those we know by name
  * (view_per_node_label()) are left out of every kind. Any other label
- * whose value differs on most of the nodes that carry it (a serial
- * number, a provider's ID) is found by counting: when the kinds have
- * grown past a check point, each label's values are counted across
- * them, and a key carried by at least PER_NODE_MIN nodes with more
- * distinct values than three in four of them is kept in each kind as
- * present with VIEW_PER_NODE_VALUE, so the nodes it split fall back into
- * one kind. Once found, a key stays so for the life of the index: a relist
- * builds a new index and counts again.
+ * that differs from node to node (a serial number, a provider's ID) is
+ * found by counting, when the kinds outgrow what a view can use
+ * (VIEW_KINDS_MAX): a key with more values than that among the kinds
+ * cannot group nodes into a usable view whatever the others do, and the
+ * count is a floor of its values in the cluster, so no order the nodes
+ * come in can make a pool label (500 node groups of 20 nodes: 500
+ * values) look like one. Such a key is kept in each kind as present
+ * with VIEW_PER_NODE_VALUE, so the nodes it split fall back into their
+ * kinds. Counted again at each doubling of the kinds; once found, a key
+ * stays so for the life of the index: a relist builds a new index and
+ * counts again.
  */
 #include "policy/view/view.h"
 
@@ -41,12 +44,10 @@ struct node_entry {
     struct kind_entry *kind;
 };
 
-/* A key carried by this many nodes, most with a value of their own, names
- * nodes rather than groups them. */
-#define PER_NODE_MIN 16
 /* The first count of kinds at which labels are counted; then at each
- * doubling. Below it, nodes of unique labels cost one kind each. */
-#define PER_NODE_CHECK 32
+ * doubling. Below it, nodes of unique labels cost one kind each (a few
+ * KiB: 513 of them are about 1.5 MiB). */
+#define PER_NODE_CHECK (VIEW_KINDS_MAX + 1)
 
 struct view_index {
     struct node_entry *nodes; /* sorted by name */
@@ -425,7 +426,6 @@ static int kind_copy(const struct node_kind *from, struct node_kind *to);
 
 struct key_value {
     const char *key, *value;
-    size_t nodes;
 };
 
 static int
@@ -453,10 +453,9 @@ per_node_add(struct view_index *x, const char *key)
     return 0;
 }
 
-/* Counts each label's values across the kinds; a key carried by at least
- * PER_NODE_MIN nodes, with more values than three in four of them, joins
- * x->per_node (two nodes to a value still group). How many joined, or
- * -1 out of memory. */
+/* Counts each label's values across the kinds; a key with more than
+ * VIEW_KINDS_MAX joins x->per_node. How many joined, or -1 out of
+ * memory. */
 static int
 per_node_count(struct view_index *x)
 {
@@ -473,18 +472,14 @@ per_node_count(struct view_index *x)
     for (size_t i = 0; i < x->n_kinds; i++)
         for (size_t j = 0; j < x->kinds[i]->k.n_labels; j++)
             kv[at++] = (struct key_value){x->kinds[i]->k.labels[j].key,
-                                          x->kinds[i]->k.labels[j].value,
-                                          x->kinds[i]->k.nodes};
+                                          x->kinds[i]->k.labels[j].value};
     qsort(kv, n, sizeof(*kv), key_value_cmp);
     for (size_t i = 0; i < n;) {
-        size_t j = i, carriers = 0, values = 0;
+        size_t j = i, values = 0;
 
-        for (; j < n && strcmp(kv[j].key, kv[i].key) == 0; j++) {
-            carriers += kv[j].nodes;
+        for (; j < n && strcmp(kv[j].key, kv[i].key) == 0; j++)
             values += j == i || strcmp(kv[j].value, kv[j - 1].value) != 0;
-        }
-        if (carriers >= PER_NODE_MIN && values * 4 > carriers * 3 &&
-            !found_per_node(x, kv[i].key)) {
+        if (values > VIEW_KINDS_MAX && !found_per_node(x, kv[i].key)) {
             if (per_node_add(x, kv[i].key) < 0) {
                 free(kv);
                 return -1;

@@ -79,12 +79,15 @@ POOLS = [("p5-a", "p5.48xlarge", 8, 32), ("p5-b", "p5.48xlarge", 8, 32),
 
 
 def generated_node(gen, i):
-    """Node number i of a generated cluster: labels as EKS, GPU Feature
-    Discovery and the GPU Operator write them, one label unique to the
+    """Node number i of a generated cluster (of gen["pools"] node groups,
+    5 by default): labels as EKS, GPU Feature Discovery and the GPU
+    Operator write them, one label unique to the
     node when gen["unique_label"], a node-condition taint on one node in
     97, and a status as the kubelet fills it (images included: they are
     most of a real Node's bytes)."""
     group, itype, gpus, efa = POOLS[i % len(POOLS)]
+    if gen.get("pools"):  # more node groups, of the same five shapes
+        group = "pool-%d" % (i % gen["pools"])
     name = "ip-10-%d-%d-%d.ec2.internal" % (i >> 16, (i >> 8) & 255, i & 255)
     labels = {
         "beta.kubernetes.io/arch": "amd64",

@@ -5,12 +5,13 @@
 # a status with images as the kubelet writes it; a list at
 # resourceVersion=0 comes whole in one page, as from the watch cache).
 #
-#   NODES=10000 (default; `make bench` runs 50,000) nodes, and:
+#   NODES=10000 (default; `make bench` runs 50,000) nodes of POOLS=5
+#   node groups (as many kinds), and:
 #   1. topogate-kubewatch --once, alone, at 100 nodes and at NODES: its
 #      peak resident memory (/usr/bin/time) may not grow with the
 #      cluster: the bound asserted is 8 MiB more than at 100 nodes.
 #   2. `BIN serve --kubeconfig` loads the view: topogate_view_nodes is
-#      NODES, in 5 kinds (the unique labels split nothing); serve's peak
+#      NODES, in POOLS kinds (the unique labels split nothing); serve's peak
 #      (VmHWM) is bounded the same way, against a serve with no view.
 #   3. The cluster shrinks to 8 nodes (DELETED events): serve's
 #      resident memory falls back under its peak.
@@ -31,6 +32,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 PY=/usr/bin/python3
 HELPER=$(dirname "$BIN")/topogate-kubewatch
 NODES=${NODES:-10000}
+POOLS=${POOLS:-5} # node groups, a multiple of 5: as many kinds
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-scale.XXXXXX") || exit 2
 . "$ROOT/test/e2e/lib.sh"
 trap cleanup EXIT
@@ -47,11 +49,12 @@ echo "token-1" >"$TMP/token"
 # scenario N FILE: N generated nodes; the watch shrinks the cluster to 8
 # when TMP/cue-shrink appears.
 scenario() {
-	$PY - "$1" "$TMP" >"$2" <<'PY'
+	$PY - "$1" "$TMP" "$POOLS" >"$2" <<'PY'
 import json, sys
-n, tmp = int(sys.argv[1]), sys.argv[2]
+n, tmp, pools = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 print(json.dumps({"comment": "test/kube/view-scale.sh",
-                  "generate": {"nodes": n, "unique_label": True},
+                  "generate": {"nodes": n, "unique_label": True,
+                               "pools": pools},
                   # Every watch: the first may be a --once helper's.
                   "watch": {"nodes": [[{"wait_for": tmp + "/cue-shrink"},
                                        {"shrink_generated": 8},
@@ -148,12 +151,13 @@ for _ in $(seq 1 1200); do # generous: a busy machine lists slowly
 		[ "$(metric topogate_view_synced)" = 1 ] && break
 	sleep 0.1
 done
-expect "serve: the view holds every node, in 5 kinds, synced" \
-	"$NODES 5 1" "$(metric topogate_view_nodes) $(metric topogate_view_kinds) $(metric topogate_view_synced)"
+expect "serve: the view holds every node, in $POOLS kinds, synced" \
+	"$NODES $POOLS 1" "$(metric topogate_view_nodes) $(metric topogate_view_kinds) $(metric topogate_view_synced)"
 SERVE_PEAK=$(status_kib "$SERVER_PID" VmHWM)
 CHILD=$(pgrep -P "$SERVER_PID" -x topogate-kubewa | head -n 1)
 CHILD_RSS=$(status_kib "$CHILD" VmHWM)
-echo "# mem serve peak: no view $BASE KiB, $NODES nodes $SERVE_PEAK KiB;" \
+echo "# mem serve peak: no view $BASE KiB, $NODES nodes of $POOLS kinds" \
+	"$SERVE_PEAK KiB;" \
 	"its helper $CHILD_RSS KiB"
 if [ -n "$SERVE_PEAK" ] && [ "$SERVE_PEAK" -le $((BASE + 8 * MIB)) ]; then
 	ok "serve at $NODES nodes: $SERVE_PEAK KiB, within 8 MiB of no view ($BASE KiB)"

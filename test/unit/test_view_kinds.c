@@ -2,7 +2,8 @@
  * test_view_kinds.c - what a kind of node is keyed on (policy/view/view.c):
  * labels that differ on every node (known by name, or found by counting)
  * and node-condition taints do not split kinds; labels that group nodes
- * (pools, zones) still do; every node is counted past VIEW_KINDS_MAX; a
+ * (pools, zones, 500 node groups) still do; every node is counted past
+ * VIEW_KINDS_MAX; a
  * list read into an index of its own replaces the old one whole.
  */
 #include <stdio.h>
@@ -152,28 +153,61 @@ grouping_labels_still_split(void)
 }
 
 /* Past VIEW_KINDS_MAX the view falls back, and still counts every node:
- * 600 racks of two nodes each group them (half as many values as
- * nodes), so 600 kinds. */
+ * two labels of 30 values each (900 kinds, neither with more values
+ * than a view can use, so neither is dropped). */
 static void
 too_many_kinds_counts_every_node(void)
 {
     struct view_index *x = view_index_new();
     struct view *v;
 
-    for (int i = 0; i < 1200; i++) {
+    for (int i = 0; i < 1800; i++) {
         cJSON *n = node(i, 0, false, false);
-        char rack[32];
+        cJSON *l =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metadata"), "labels");
+        char a[32], b[32];
 
-        snprintf(rack, sizeof(rack), "rack-%d", i / 2);
-        cJSON_AddStringToObject(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metadata"), "labels"),
-            "example.com/rack", rack);
+        snprintf(a, sizeof(a), "row-%d", i % 30);
+        snprintf(b, sizeof(b), "slot-%d", i / 30 % 30);
+        cJSON_AddStringToObject(l, "example.com/row", a);
+        cJSON_AddStringToObject(l, "example.com/slot", b);
         CHECK_INT(put(x, n), 1);
     }
     v = view_build(x);
     CHECK(v->too_many);
     CHECK_INT(v->n_kinds, VIEW_KINDS_MAX);
-    CHECK_INT(v->n_nodes, 1200);
+    CHECK_INT(v->n_nodes, 1800);
+    CHECK_INT(v->n_per_node, 0);
+    view_unref(v);
+    view_index_free(x);
+}
+
+/* 500 node groups of 20 nodes, interleaved as IP-ordered names are, each
+ * node with a serial of its own: the serial is found (more values than a
+ * view can use), the node groups are not (500), in any order. */
+static void
+many_pools_are_not_per_node(void)
+{
+    struct view_index *x = view_index_new();
+    struct view *v;
+
+    for (int i = 0; i < 10000; i++) {
+        cJSON *n = node(i, 0, true, false);
+        char pool[32];
+
+        snprintf(pool, sizeof(pool), "group-%d", i % 500);
+        cJSON_ReplaceItemInObject(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metadata"), "labels"),
+            "eks.amazonaws.com/nodegroup", cJSON_CreateString(pool));
+        CHECK_INT(put(x, n), 1);
+    }
+    v = view_build(x);
+    CHECK(!v->too_many);
+    CHECK_INT(v->n_kinds, 500);
+    CHECK_INT(v->n_nodes, 10000);
+    CHECK_INT(v->n_per_node, 1);
+    CHECK_STR(v->n_per_node ? v->per_node[0] : NULL,
+              "example.com/node-serial");
     view_unref(v);
     view_index_free(x);
 }
@@ -209,6 +243,7 @@ main(void)
     condition_taints_come_and_go();
     grouping_labels_still_split();
     too_many_kinds_counts_every_node();
+    many_pools_are_not_per_node();
     take_replaces_whole();
     CHECK_DONE();
 }
