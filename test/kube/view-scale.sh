@@ -18,6 +18,8 @@
 #   4. The helper is stopped (SIGSTOP): topogate_view_synced drops to 0
 #      and the view's age grows; the helper is killed and started again
 #      (a new pid) and the view is synced once more.
+# Run it on a plain build (make test does): a sanitizer's quarantine
+# holds freed memory, and its bounds would not hold.
 # Figures go to stdout, "# mem ..." lines, for docs/operating.md; the
 # bounds are memory, never time: a busy machine makes the run slower,
 # not the figures larger. The time it takes is waited for with
