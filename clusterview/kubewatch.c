@@ -48,9 +48,10 @@ extern char **environ;
 #define HELPER "topogate-kubewatch"
 /* A view is built at most this often, however fast nodes change. */
 #define BUILD_INTERVAL_S 1
-/* One line is one object, slimmed (kube/: at most 8 MiB as read), or a
- * watch event of one. */
-#define LINE_MAX_BYTES (16u << 20)
+/* One line is one object, slimmed: a list item is at most 16 MiB as
+ * read (kube_internal.h), a watch event 8 MiB; a Kueue object keeps its
+ * spec whole. */
+#define LINE_MAX_BYTES (24u << 20)
 /* A line buffer past this is given back after its line. */
 #define LINE_KEEP_BYTES (1u << 20)
 /* The helper says "tick" every 2 s; this long without a line, it is
