@@ -8,7 +8,8 @@
  *
  *   DISCOVER (optional resources: GET /apis/GROUP, pick a version)
  *     -> LIST (limit=500 and continue; resourceVersion=0 at first, unset
- *        after a 410; any failure restarts the list whole; each item
+ *        after a 410 on a list, the last one seen and unpaged after a
+ *        410 on a watch; any failure restarts the list whole; each item
  *        goes to the sink as it is read, kubelist.c, and a list past
  *        1,000 pages or 500,000 items is cut and started over)
  *     -> WATCH (from the list's resourceVersion, with bookmarks and a
@@ -137,7 +138,8 @@ kube_url(struct kube_res *s)
     case KUBE_DISCOVER:
         return kubereq_discovery_url(w->cfg.server, s->r->group);
     case KUBE_LIST:
-        return kubereq_list_url(&t, KUBE_LIST_LIMIT, s->cont, s->rv_unset);
+        return kubereq_list_url(&t, KUBE_LIST_LIMIT, s->cont, s->rv_unset,
+                                s->rv_last ? s->rv : NULL);
     case KUBE_WATCH:
         break;
     }

@@ -80,6 +80,7 @@ struct kube_res {
     char *rv;            /* last resourceVersion seen, or NULL */
     char *cont;          /* continue token of the list in progress */
     bool rv_unset;       /* next list at resourceVersion "" (after 410) */
+    bool rv_last;        /* next list at rv, unpaged (a watch's 410) */
     size_t list_items;   /* handed to the sink in this list so far */
     unsigned list_pages; /* pages read in this list so far */
     CURL *easy;          /* the request in flight, or NULL */

@@ -229,7 +229,9 @@ kube_event(struct kube_res *s, const char *p, size_t n)
                  cJSON_IsNumber(code) ? code->valueint : 0,
                  cJSON_IsString(msg) ? msg->valuestring : "");
         if (gone) {
-            s->rv_unset = true;
+            /* client-go lists at the last resourceVersion then, from
+             * the watch cache: data at least that new (watch()). */
+            s->rv_last = s->rv != NULL;
             kube_abort(s, "expired", KUBE_RELIST_LATER, detail);
         } else {
             kube_abort(s, "error_event", KUBE_BACKOFF, detail);
@@ -475,6 +477,7 @@ kube_listed(struct kube_res *s, uint64_t now)
     s->logged = NULL;
     s->absent = false;
     s->rv_unset = false;
+    s->rv_last = false;
     kube_list_reset(s);
     s->phase = KUBE_WATCH;
     s->next_ms = now;
@@ -510,7 +513,13 @@ kube_http_error(struct kube_res *s, uint64_t now, long code,
          * not a reason to spin. */
         bool again = s->phase == KUBE_LIST && s->cont == NULL && s->rv_unset;
 
-        s->rv_unset = true;
+        if (s->phase == KUBE_WATCH) {
+            s->rv_last = s->rv != NULL; /* as for an ERROR event */
+            s->rv_unset = s->rv == NULL;
+        } else {
+            s->rv_last = false;
+            s->rv_unset = true;
+        }
         /* client-go lists again at once after a 410 on a list (its
          * pager, and list()), and after the reflector's back-off after
          * one on a watch (watch() returns, Run()'s BackoffUntil waits). */

@@ -33,7 +33,7 @@ kubereq_url(const struct kubereq_target *t, const char *query)
 
 char *
 kubereq_list_url(const struct kubereq_target *t, int limit, const char *cont,
-                 bool rv_unset)
+                 bool rv_unset, const char *at_rv)
 {
     char *esc = NULL, *q = NULL, *url = NULL;
     int rc;
@@ -42,6 +42,10 @@ kubereq_list_url(const struct kubereq_target *t, int limit, const char *cont,
         if ((esc = curl_easy_escape(NULL, cont, 0)) == NULL)
             return NULL;
         rc = asprintf(&q, "limit=%d&continue=%s", limit, esc);
+    } else if (at_rv != NULL) {
+        if ((esc = curl_easy_escape(NULL, at_rv, 0)) == NULL)
+            return NULL;
+        rc = asprintf(&q, "resourceVersion=%s", esc);
     } else {
         rc = asprintf(&q, "limit=%d%s", limit,
                       rv_unset ? "" : "&resourceVersion=0");
