@@ -45,6 +45,14 @@ struct node_kind {
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
     size_t nodes; /* how many nodes are of this kind */
+    char *what;   /* in the view: "8 x 'NVIDIA-H100-80GB-HBM3' GPUs" */
+};
+
+/* One GPU node by name, for pods that name nodes (match_names_nodes()). */
+struct view_node {
+    char *name;
+    char *hostname; /* its kubernetes.io/hostname label, or NULL */
+    const struct node_kind *kind;
 };
 
 struct view_flavor {
@@ -74,6 +82,8 @@ struct view {
     size_t n_kinds;
     size_t n_nodes; /* GPU nodes in the kinds */
     bool too_many;  /* past VIEW_KINDS_MAX: the kinds are not all here */
+    struct view_node *named; /* the nodes of kinds[], sorted by name */
+    size_t n_named;
     struct view_flavor *flavors;
     size_t n_flavors;
     struct view_cluster_queue *cluster_queues;
@@ -135,5 +145,10 @@ const struct runtimes *view_runtimes(const struct view *v);
 
 /* Labels that differ from node to node and say nothing of hardware. */
 bool view_per_node_label(const char *key);
+
+/* Where a node says what GPU it has, most specific first; NULL ends it. */
+extern const char *const view_product_keys[];
+
+#define VIEW_HOSTNAME "kubernetes.io/hostname"
 
 #endif
