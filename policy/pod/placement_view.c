@@ -444,12 +444,14 @@ from_view(const struct snapshot *s, const struct view *v,
           const struct match *m, const struct workload *w, const char *ns,
           const char *queue, const struct placement *pin, struct placement *p)
 {
-    const struct view_cluster_queue *q =
-        queue && ns ? view_queue(v, ns, queue) : NULL;
+    const struct view_cluster_queue *q;
     struct placement c;
     size_t *counts;
 
-    if (v == NULL || v->too_many || (v->n_kinds == 0 && q == NULL))
+    if (v == NULL)
+        return 0;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    if (v->too_many || (v->n_kinds == 0 && q == NULL))
         return 0; /* an empty view says nothing */
     if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL ||
         kind_counts(v, q, m, w, counts) < 0) {
@@ -522,8 +524,7 @@ placement_pin_from_view(const struct snapshot *s, const struct view *v,
                         const char *ns, const char *queue,
                         struct placement *p)
 {
-    const struct view_cluster_queue *q =
-        queue && ns ? view_queue(v, ns, queue) : NULL;
+    const struct view_cluster_queue *q;
     struct placement *pin;
     size_t *counts;
     bool seen = false;
@@ -532,6 +533,7 @@ placement_pin_from_view(const struct snapshot *s, const struct view *v,
     if (v == NULL || v->too_many || !p->pinned ||
         p->evidence != EVIDENCE_PIN || p->n_unknown != 1 || p->too_many)
         return;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
     if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL)
         return;
     if (kind_counts(v, q, m, w, counts) == 0)
