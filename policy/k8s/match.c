@@ -234,8 +234,10 @@ match_parse(const cJSON *spec, struct match *m)
         x->key = it->string;
         x->op = cJSON_IsString(it) ? MATCH_IN : MATCH_INVALID;
         x->values = it; /* the one value itself, see expr_holds() */
-        if (x->op == MATCH_INVALID && m->problem == NULL)
-            m->problem = "a nodeSelector value that is not a string";
+        if (x->op == MATCH_INVALID) {
+            if (m->problem == NULL)
+                m->problem = "a nodeSelector value that is not a string";
+        }
         /* The apiserver refuses these (ValidateLabels); no node could
          * carry them, so they match nothing. */
         else if (!label_key_valid(x->key))
