@@ -96,7 +96,7 @@ advice_layout(struct strbuf *sb, const struct workload *w,
 
 void
 advice_resources(struct strbuf *sb, const struct workload *w,
-                 const struct instance_type *t)
+                 const struct instance_type *t, int nics)
 {
     const struct kind_fix *f = kinds_fix(w->owner);
     bool whole = unsized(w, f);
@@ -118,9 +118,9 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "%s %s: %ld", f->limits, t->resource, per);
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (type_nic_resource(t) && whole)
+    if (nics > 0 && whole)
         strbuf_printf(sb, ", and %s: %d if there is more than one",
-                      type_nic_resource(t), t->efa);
-    else if (type_nic_resource(t) && nodes > 1)
-        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), t->efa);
+                      type_nic_resource(t), nics);
+    else if (nics > 0 && nodes > 1)
+        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), nics);
 }

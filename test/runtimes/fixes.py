@@ -70,7 +70,11 @@ def parse_fix(texts):
             for pair in lm.group(1).split(", "):
                 k, _, v = pair.partition(": ")
                 limits[k.strip()] = v.strip()
-        flags = re.findall(r"hard-codes '([^']+)'", t)
+        # A warning carries each part of the fix as its own text.
+        flags = []
+        for named in re.findall(r"(?:hard-codes|change the command's) "
+                                r"((?:'[^']+'(?: and )?)+)", "\n".join(texts)):
+            flags += re.findall(r"'([^']+)'", named)
         return Fix(m.group(1), items, world, limits, flags)
     return None
 
