@@ -881,7 +881,8 @@ view_build(const struct view_index *x)
         !sorted)
         goto fail;
     /* Sorted before copying, so that nodes find their kind's place. */
-    memcpy(sorted, x->kinds, kinds * sizeof(*sorted));
+    if (kinds > 0) /* x->kinds is NULL until the first kind */
+        memcpy(sorted, x->kinds, kinds * sizeof(*sorted));
     qsort(sorted, kinds, sizeof(*sorted), entry_order);
     for (; v->n_kinds < kinds; v->n_kinds++) {
         struct node_kind *k = &v->kinds[v->n_kinds];
