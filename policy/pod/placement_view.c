@@ -222,13 +222,14 @@ add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
          struct placement *p)
 {
     struct placement_row *r;
+    const char *by, *type;
 
     if (p->n_rows == PLACEMENT_MAX) {
         p->too_many = true;
         return false;
     }
     r = &p->rows[p->n_rows];
-    if (placement_kind(s, k, r) == NULL) {
+    if ((by = placement_kind(s, k, r)) == NULL) {
         /* An instance type is named as one; a node without a type label
          * by what it says of itself (view.c kind_describe). */
         if (p->unresolved == NULL) {
@@ -239,6 +240,12 @@ add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
         }
         return true;
     }
+    /* Nodes of a pinned type the table lacks, known by their GPU
+     * product: named as the pod names them (a view string). */
+    type = label_get(&k->set, LABEL_INSTANCE_TYPE);
+    if (p->type_pinned && type && strcmp(by, LABEL_INSTANCE_TYPE) != 0 &&
+        snapshot_lookup(s, type) == NULL)
+        r->row.name = (char *)type;
     r->nodes = nodes;
     add_zone(p, k);
     p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
@@ -459,6 +466,7 @@ from_view(const struct snapshot *s, const struct view *v,
         return -1;
     }
     placement_clear(&c);
+    c.type_pinned = pin != NULL;
     for (size_t i = 0; i < v->n_kinds; i++) {
         if (counts[i] == 0)
             continue;
