@@ -52,6 +52,7 @@ struct workload {
     bool elastic;         /* PET_NNODES is "min:max" */
     long procs;           /* processes per pod */
     bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
+    bool groups_alone;    /* ... each a world of its own (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
     bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
     char launch_fixed[128]; /* the shape flags the GPU container's

@@ -548,7 +548,13 @@ def judge_torch(rep, jobs, tmp):
             if want is not None and nproc != want:
                 problems.append("torchrun starts %d per node, the fix says "
                                 "%d" % (nproc, want))
-            if j.agents and nodes == 1 and j.agents > 1:
+            if j.fix.world is None and not (j.agents and nodes == 1):
+                problems.append("the fix says each torchrun is a world of "
+                                "its own; it is a world of %d x %d"
+                                % (nodes, nproc))
+            elif j.fix.world is None:
+                pass  # each agent alone, as claimed; nproc checked above
+            elif j.agents and nodes == 1 and j.agents > 1:
                 world = nproc
                 problems.append(
                     "each of the %d torchrun agents forms its own world of "
