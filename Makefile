@@ -56,7 +56,7 @@ UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 BUILD_DEPS = gcc make libc6-dev libmicrohttpd-dev libcjson-dev libyaml-dev \
 	libssl-dev openssl libgnutls28-dev libcurl4-gnutls-dev
 TEST_DEPS = curl valgrind python3 python3-yaml python3-jsonpatch \
-	python3-jsonschema openmpi-bin python3-torch
+	python3-jsonschema openmpi-bin python3-torch libxml2-utils
 # `make bench` only: load tools and the peers of ../shared/bench.
 BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 	openssl python3 valgrind
@@ -155,6 +155,7 @@ test: test-deps fuzz-deps
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
 	done
 	@test/layout/check.sh
+	@test/kube/view-scale.sh $(BUILD)/topogate
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -329,6 +330,7 @@ bench: bench-check
 	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
 		tee test/bench/view.json
+	@NODES=50000 test/kube/view-scale.sh $(BUILD)/topogate
 
 # The in-process figures alone, in a few seconds.
 bench-decide: deps

@@ -1432,13 +1432,6 @@ def _(n):
     return tj_after_helpers(n, 9)
 
 
-# The same past seventeen: workload.c and mutate.c keep counts for the
-# first sixteen containers; the eighteenth is read where asked.
-@case("gpu-container-after-seventeen-sidecars-mutate")
-def _(n):
-    return tj_after_helpers(n, 17)
-
-
 @case("whole-node-annotation-fills-gpu")
 def _(n):
     return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,
@@ -1838,6 +1831,13 @@ def _(n):
 
 # serve --repack (and audit --repack) without a policy file; warn mode
 # repacks too, since warn mutates.
+# The nodes it can land on include g5.12xlarge, which has no EFA: the
+# repack asks for none, as the fix does, or the job would never schedule.
+@case("job-trainjob-16x1-view-repack-no-efa", args="--repack --nodes test/nodes/eks-p4d-p5-g5.yaml")
+def _(n):
+    return job_review(n, trainjob(pin=None))
+
+
 @case("job-trainjob-16x1-repack-flag-warn", args="--repack --mode warn")
 def _(n):
     return job_review(n, trainjob())
