@@ -199,13 +199,26 @@ deadline_report(struct deadline *d)
     }
 }
 
-/* Under the lock: bytes the client sent that the server has not read. */
+/*
+ * Under the lock: a whole TLS record the client sent waits unread (a
+ * ClientHello, a Finished or a request the server has not got to yet):
+ * that client is on its way. A piece of one (half a ClientHello, as a
+ * flood sends) is not, nor anything that is not TLS (the probe port's
+ * plain HTTP: there the window alone decides, as before).
+ */
 static bool
 deadline_unread(const struct deadline_conn *c)
 {
+    unsigned char h[5]; /* type, version (2), length (2): RFC 8446 5.1 */
     int n = 0;
 
-    return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+    if (ioctl(c->fd, FIONREAD, &n) != 0 || n < (int)sizeof(h) ||
+        recv(c->fd, h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(h))
+        return false;
+    /* change_cipher_spec (20) to application_data (23) */
+    if (h[0] < 20 || h[0] > 23)
+        return false;
+    return n >= (int)sizeof(h) + (h[3] << 8 | h[4]);
 }
 
 /*
@@ -229,9 +242,9 @@ deadline_quiet(const struct deadline_conn *c, int w, uint64_t since,
 }
 
 /*
- * Under the lock: quiet, and nothing the client sent waits unread (a
- * head or a handshake message the server has not got to yet). One found
- * busy is passed over for the rest of this moment (busy_at).
+ * Under the lock: quiet, and no whole record waits unread
+ * (deadline_unread()). One found busy is passed over for the rest of
+ * this moment (busy_at).
  */
 static bool
 deadline_silent(struct deadline_conn *c, uint64_t now)
@@ -544,6 +557,65 @@ deadline_unstarted(struct deadline *d, uint64_t now)
     return NULL;
 }
 
+/* How many addresses past their cap deadline_hog() compares at most. */
+#define DEADLINE_HOGS 8
+
+/*
+ * Under the lock, all slots taken and none silent nor unstarted: the
+ * oldest new connection, with no whole record waiting, of the address
+ * that holds the most past its cap, if it holds more than the newcomer's
+ * (same of them). So a flood from one address that keeps sending, too
+ * fast to go silent, pays for another's new connection, never the other
+ * way round; and an address never takes its own this way (its new one is
+ * refused instead: the older ones are further on). NULL if none.
+ */
+static struct deadline_conn *
+deadline_hog(struct deadline *d, const struct peer *newcomer,
+             unsigned int same, uint64_t now)
+{
+    struct peer seen[DEADLINE_HOGS];
+    const struct peer *hog = NULL;
+    unsigned int hog_n = same > d->per_peer ? same : d->per_peer, n_seen = 0;
+
+    for (struct deadline_conn *c = d->head;
+         c != NULL && n_seen < DEADLINE_HOGS; c = c->next) {
+        unsigned int n = 0, k;
+
+        if (c->dropped || !c->over || peer_same(&c->peer, newcomer))
+            continue;
+        for (k = 0; k < n_seen && !peer_same(&seen[k], &c->peer); k++)
+            ;
+        if (k < n_seen)
+            continue;
+        seen[n_seen++] = c->peer;
+        for (struct deadline_conn *o = d->head; o != NULL; o = o->next)
+            n += !o->dropped && peer_same(&o->peer, &c->peer);
+        if (n > hog_n) {
+            hog_n = n;
+            hog = &seen[n_seen - 1];
+        }
+    }
+    for (int tries = 0; hog != NULL && tries < DEADLINE_VICTIM_TRIES;
+         tries++) {
+        struct deadline_conn *pick = NULL;
+        uint64_t pick_since = UINT64_MAX;
+
+        for (struct deadline_conn *c = d->head; c != NULL; c = c->next) {
+            uint64_t since = atomic_load(&c->since);
+
+            if (!c->dropped && c->over && c->busy_at != now &&
+                since <= pick_since && peer_same(&c->peer, hog) &&
+                atomic_load(&c->window) == WINDOW_NEW) {
+                pick = c;
+                pick_since = since;
+            }
+        }
+        if (pick == NULL || deadline_silent(pick, now))
+            return pick;
+    }
+    return NULL;
+}
+
 /*
  * Under the lock: makes room for c, or false when there is none. The
  * connections already dropped are on their way out and not counted. One
@@ -575,6 +647,8 @@ deadline_room(struct deadline *d, const struct deadline_conn *c, uint64_t now)
     victim = deadline_victim(d, NULL, TAKE_KEPT, now);
     if (victim == NULL)
         victim = deadline_unstarted(d, now);
+    if (victim == NULL)
+        victim = deadline_hog(d, &c->peer, same, now);
     if (victim == NULL)
         return false;
     deadline_drop(d, victim, DROP_EVICTED);

@@ -28,8 +28,9 @@
  * flight); the watchdog takes it back to its cap as its connections go
  * silent, its kept ones past the cap go first when slots run short, and
  * with every slot taken and none silent its connections past the cap
- * that have sent nothing go. The watchdog keeps a sixteenth of the slots
- * free the same way. So a client that floods idle or half-open
+ * that have sent nothing go, else those of the address holding the most
+ * past its cap (for another address's new one, never its own). The
+ * watchdog keeps a sixteenth of the slots free the same way. So a client that floods idle or half-open
  * connections cannot keep a review out.
  *
  * struct deadline owns its thread and the records of open connections;
