@@ -204,7 +204,7 @@ deadline_report(struct deadline *d)
  * ClientHello, a Finished or a request the server has not got to yet):
  * that client is on its way. A piece of one (half a ClientHello, as a
  * flood sends) is not, nor anything that is not TLS (the probe port's
- * plain HTTP: there the window alone decides, as before).
+ * plain HTTP: there the window alone decides).
  */
 static bool
 deadline_unread(const struct deadline_conn *c)
@@ -213,7 +213,8 @@ deadline_unread(const struct deadline_conn *c)
     int n = 0;
 
     if (ioctl(c->fd, FIONREAD, &n) != 0 || n < (int)sizeof(h) ||
-        recv(c->fd, h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(h))
+        recv(c->fd, h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) !=
+            (ssize_t)sizeof(h))
         return false;
     /* change_cipher_spec (20) to application_data (23) */
     if (h[0] < 20 || h[0] > 23)
@@ -225,8 +226,8 @@ deadline_unread(const struct deadline_conn *c)
  * Whether c, its window w begun at since, has been quiet a moment: no
  * window begun, and in a handshake no byte of it come, for
  * DEADLINE_EVICT_AFTER_NS (a burst of handshakes on a busy server takes
- * longer than that, and each is a client's on its way), nor found with
- * bytes unread at now. The cheap half of deadline_silent().
+ * longer than that, and each is a client's on its way), nor found busy
+ * (deadline_silent()) at now. The cheap half of deadline_silent().
  */
 static bool
 deadline_quiet(const struct deadline_conn *c, int w, uint64_t since,
