@@ -20,11 +20,20 @@
  * When every slot is taken (capacity), or every slot one address may
  * hold (per_peer), a new connection takes the slot of the one silent
  * longest (of that address): first one that never sent a whole head,
- * else a kept one between requests, each if silent a moment; past the
- * address's own cap, else the oldest of its own that never sent a head.
- * One in the middle of a request is never taken. The watchdog keeps a
- * sixteenth of the slots free the same way. So a client that floods idle
- * or half-open connections cannot keep a review out.
+ * else a kept one between requests. Silent: nothing for a moment (500
+ * ms), not a byte of its handshake either, and no whole TLS record
+ * unread. One in the middle of a request or of a moving handshake is
+ * never taken. An
+ * address at its cap with none silent goes over it rather than lose a
+ * busy one (the apiserver is one address, with a connection per call in
+ * flight); the watchdog takes it back to its cap as its connections go
+ * silent, its kept ones past the cap go first when slots run short, and
+ * with every slot taken and none silent its connections past the cap
+ * that have sent nothing go, else those of the address holding the most
+ * past its cap (for another address's new one, never its own). The
+ * watchdog keeps a sixteenth of the slots free the same way. So a
+ * client that floods idle or half-open connections cannot keep a review
+ * out.
  *
  * struct deadline owns its thread and the records of open connections;
  * each record lives from deadline_open() to deadline_close().

@@ -56,8 +56,11 @@
 /*
  * Connections from one address. The apiserver keeps at most 25 idle
  * connections per host (k8s.io/apimachinery utilnet.SetTransportDefaults,
- * MaxIdleConnsPerHost) and opens more only in a burst; a pod that floods
- * holds this many, each new one taking the slot of its oldest silent one.
+ * MaxIdleConnsPerHost) and opens more only in a burst, one per call in
+ * flight. Past this many, a new connection takes the slot of the
+ * address's oldest silent one; where all are busy (that burst's
+ * handshakes and requests) it goes over, until they go silent
+ * (deadline.h). A pod flooding idle sockets is held to this many.
  */
 #define SERVER_PER_ADDRESS 128
 

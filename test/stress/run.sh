@@ -11,6 +11,10 @@
 #
 #  1. 1,000 concurrent keep-alive TLS connections send golden reviews:
 #     all connect, every answer equals its .out.json, none dropped.
+#  1b. 1,000 concurrent TLS connections from one address (the apiserver
+#     is one client address, and opens a connection per call in flight):
+#     every one connects and its review is answered correctly, none
+#     refused or lost, past the 128 per address (deadline.h).
 #  2. 50 slow clients (head or body a byte every 100 ms) and 20 that
 #     vanish mid-body: each slow one is dropped by the server's deadline,
 #     and the p99 latency of normal traffic beside them stays within
@@ -160,6 +164,24 @@ else
 	fail "1,000 concurrent connections" "$out $(head -3 "$TMP/client.err")"
 fi
 no_crash "1,000 connections"
+
+# --- 1b. a thousand at once from one address -----------------------------------
+
+# The apiserver's burst: one address, a connection per review in flight,
+# each dialled with its review in hand (-r 1). Past the 128 per address
+# none is reset: each is busy in its handshake or its review.
+out=$(sc load -c 1000 -S 0 -r 1 -T 120 2>>"$TMP/client.err")
+rc=$?
+if [ $rc -eq 0 ] && alive && [ "$(field answered "$out")" = 1000 ]; then
+	pass "1,000 concurrent connections from one address:" \
+		"$(field correct "$out") reviews correct, $(field refused "$out")" \
+		"refused, $(field lost "$out") lost; connect, handshake and first" \
+		"request written: p99 $(field dial_p99_ms "$out") ms"
+else
+	fail "1,000 concurrent connections from one address" \
+		"$out $(grep -v 'review uid' "$TMP/server.log" | tail -3)"
+fi
+no_crash "1,000 connections from one address"
 
 # --- 2. slow and vanishing clients beside normal traffic ---------------------
 

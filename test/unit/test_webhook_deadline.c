@@ -65,6 +65,16 @@ close_end(struct deadline *d, struct end *e)
     e->c = NULL;
 }
 
+/* A whole TLS record from the client, waiting unread by the server. */
+static bool
+send_record(const struct end *e)
+{
+    static const char record[] = "\x16\x03\x01\x00\x02\x01\x00";
+
+    return send(e->client, record, sizeof(record) - 1, 0) ==
+           (ssize_t)sizeof(record) - 1;
+}
+
 static void
 sleep_ms(long ms)
 {
@@ -133,25 +143,119 @@ test_eviction_order(void)
     deadline_free(d);
 }
 
-/* One address past its cap displaces its own oldest, however young,
- * not another's. */
+/*
+ * One address at its cap: a new connection takes its own oldest idle
+ * kept one; with none idle (a burst of handshakes, as the apiserver's)
+ * it goes over the cap rather than reset a young one. The watchdog then
+ * brings the address back to its cap by its silent connections only: not
+ * one with bytes unread, nor one whose handshake is moving.
+ */
 static void
 test_per_address(void)
 {
     struct deadline *d = deadline_new("test", 10, 10, 10000, 100, 2);
-    struct end x1, x2, x3, y1;
+    struct end x1, x2, x3, y1, z1, z2, z3;
     bool full;
 
     CHECK_INT(open_end(d, &y1, 9, &full), 0);
     CHECK_INT(open_end(d, &x1, 8, &full), 0);
     CHECK_INT(open_end(d, &x2, 8, &full), 0);
     CHECK_INT(open_end(d, &x3, 8, &full), 0);
+    CHECK(!shut(&x1) && !shut(&x2) && !shut(&x3) && !shut(&y1));
+    CHECK(send_record(&x2)); /* unread by the server */
+    sleep_ms(300);
+    deadline_bytes_in(x3.c); /* a handshake byte: x3 is on its way */
+    sleep_ms(550); /* x1 is silent past the moment, and a tick has come */
     CHECK(shut(&x1));
     CHECK(!shut(&x2) && !shut(&x3) && !shut(&y1));
     close_end(d, &x1);
+    sleep_ms(600); /* back at its cap: nothing more goes */
+    CHECK(!shut(&x2) && !shut(&x3));
+
+    CHECK_INT(open_end(d, &z1, 7, &full), 0);
+    CHECK_INT(open_end(d, &z2, 7, &full), 0);
+    deadline_handshake_done(z1.c);
+    sleep_ms(600);
+    deadline_bytes_in(z2.c); /* z2 not yet done, but moving */
+    CHECK_INT(open_end(d, &z3, 7, &full), 0);
+    CHECK(shut(&z1)); /* its own idle kept one */
+    CHECK(!shut(&z2) && !shut(&z3));
     close_end(d, &x2);
     close_end(d, &x3);
     close_end(d, &y1);
+    close_end(d, &z1);
+    close_end(d, &z2);
+    close_end(d, &z3);
+    deadline_free(d);
+}
+
+/*
+ * All slots taken and none silent: a connection that came past its
+ * address's cap and has sent nothing goes for another address's new one
+ * (half a TLS record waiting counts as nothing); with a whole record
+ * waiting, the new one is refused instead.
+ */
+static void
+test_over_cap_unstarted(void)
+{
+    struct deadline *d = deadline_new("test", 10, 10, 10000, 3, 1);
+    struct end x1, x2, y1, y2;
+    bool full;
+
+    CHECK_INT(open_end(d, &x1, 8, &full), 0);
+    CHECK_INT(open_end(d, &x2, 8, &full), 0); /* over its cap */
+    CHECK_INT(open_end(d, &y1, 9, &full), 0);
+    CHECK(send_record(&x2));
+    CHECK_INT(open_end(d, &y2, 10, &full), -1);
+    CHECK(full);
+    close(y2.server);
+    close(y2.client);
+    CHECK(!shut(&x1) && !shut(&x2) && !shut(&y1));
+    close_end(d, &x2);
+    CHECK_INT(open_end(d, &x2, 8, &full), 0); /* over again */
+    /* Half a ClientHello, as a flood sends: not a client on its way. */
+    CHECK_INT((int)send(x2.client, "\x16\x03\x01\x00\xc8\x01", 6, 0), 6);
+    CHECK_INT(open_end(d, &y2, 10, &full), 0);
+    CHECK(shut(&x2));
+    CHECK(!shut(&x1) && !shut(&y1) && !shut(&y2));
+    close_end(d, &x1);
+    close_end(d, &x2);
+    close_end(d, &y1);
+    close_end(d, &y2);
+    deadline_free(d);
+}
+
+/*
+ * All slots taken, none silent, and an address past its cap whose
+ * handshakes keep moving: another address's new connection takes its
+ * oldest past the cap; its own new one is refused.
+ */
+static void
+test_hog(void)
+{
+    struct deadline *d = deadline_new("test", 10, 10, 10000, 4, 1);
+    struct end x1, x2, x3, x4, y1, y2;
+    bool full;
+
+    CHECK_INT(open_end(d, &x1, 8, &full), 0);
+    CHECK_INT(open_end(d, &x2, 8, &full), 0);
+    CHECK_INT(open_end(d, &x3, 8, &full), 0);
+    deadline_bytes_in(x2.c);
+    deadline_bytes_in(x3.c);
+    CHECK_INT(open_end(d, &y1, 9, &full), 0);
+    CHECK_INT(open_end(d, &y2, 10, &full), 0);
+    CHECK(shut(&x2));
+    CHECK(!shut(&x1) && !shut(&x3) && !shut(&y1) && !shut(&y2));
+    close_end(d, &x2);
+    CHECK_INT(open_end(d, &x4, 8, &full), -1);
+    CHECK(full);
+    close(x4.server);
+    close(x4.client);
+    CHECK(!shut(&x1) && !shut(&x3) && !shut(&y1) && !shut(&y2));
+    close_end(d, &x1);
+    close_end(d, &x3);
+    close_end(d, &y1);
+    close_end(d, &y2);
     deadline_free(d);
 }
 
@@ -220,6 +324,8 @@ main(void)
 {
     test_eviction_order();
     test_per_address();
+    test_over_cap_unstarted();
+    test_hog();
     test_first_window();
     test_handshake_kept();
     CHECK_DONE();
