@@ -166,15 +166,119 @@ struct converter {
 
 static cJSON *convert(struct converter *c, const struct ynode *n);
 
+/* "<<" as go-yaml v2's isMerge() (decode.go) reads it: plain or !!merge. */
+static bool
+is_merge_key(const struct ynode *k)
+{
+    return k->kind == YNODE_SCALAR && strcmp(k->scalar, "<<") == 0 &&
+           (k->plain ||
+            (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
+}
+
+/* The members of one object that a merge put there, not a key of its own. */
+struct merged {
+    const cJSON **items;
+    size_t n;
+};
+
+static const cJSON **
+merged_slot(struct merged *m, const cJSON *item)
+{
+    for (size_t i = 0; item && i < m->n; i++)
+        if (m->items[i] == item)
+            return &m->items[i];
+    return NULL;
+}
+
+/* obj[name] = value, over a member of that name; -1 out of memory. */
+static int
+put_member(cJSON *obj, const char *name, cJSON *value, struct merged *m,
+           bool merging)
+{
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, name);
+    const cJSON **slot = merged_slot(m, old);
+
+    if (old != NULL
+            ? !cJSON_ReplaceItemInObjectCaseSensitive(obj, name, value)
+            : !cJSON_AddItemToObject(obj, name, value)) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    if (slot != NULL) /* the old one is freed: forget it */
+        *slot = merging ? value : m->items[--m->n];
+    else if (merging) {
+        const cJSON **grown = realloc(m->items, (m->n + 1) * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        m->items = grown;
+        m->items[m->n++] = value;
+    }
+    return 0;
+}
+
+/* One mapping of a merge, converted, set member by member into obj. */
+static int
+merge_map(struct converter *c, cJSON *obj, const struct ynode *v,
+          struct merged *m)
+{
+    cJSON *src = convert(c, v), *member;
+
+    if (src == NULL)
+        return -1;
+    while ((member = src->child) != NULL) {
+        cJSON_DetachItemViaPointer(src, member);
+        /* The member's name is its own: keep it across the move. */
+        char *name = member->string;
+        member->string = NULL;
+        int rc = put_member(obj, name, member, m, true);
+        cJSON_free(name);
+        if (rc < 0) {
+            cJSON_Delete(src);
+            ynode_error(c->err, v, "out of memory");
+            return -1;
+        }
+    }
+    cJSON_Delete(src);
+    return 0;
+}
+
+/*
+ * go-yaml v2's merge() (decode.go): "<<: *base" sets base's members into
+ * the map, over any it has so far (keys after it win over base's); a
+ * list of maps merges the last first, so the earlier ones win. kubectl
+ * reads manifests so (yamlresolve.h).
+ */
+static int
+merge_into(struct converter *c, cJSON *obj, const struct ynode *key,
+           const struct ynode *v, struct merged *m)
+{
+    if (v->kind == YNODE_MAP)
+        return merge_map(c, obj, v, m);
+    if (v->kind != YNODE_SEQ)
+        goto not_maps;
+    for (size_t i = 0; i < v->n_items; i++)
+        if (v->items[i]->kind != YNODE_MAP)
+            goto not_maps;
+    for (size_t i = v->n_items; i-- > 0;)
+        if (merge_map(c, obj, v->items[i], m) < 0)
+            return -1;
+    return 0;
+not_maps:
+    ynode_error(c->err, key,
+                "map merge requires map or sequence of maps as the value");
+    return -1;
+}
+
 static cJSON *
 convert_map(struct converter *c, const struct ynode *n)
 {
     cJSON *obj = cJSON_CreateObject();
+    struct merged m = {NULL, 0};
 
     for (size_t i = 0; obj && i + 1 < n->n_items; i += 2) {
         const struct ynode *key = n->items[i];
+        const cJSON *old;
         cJSON *value;
-
         char buf[64];
         const char *name;
 
@@ -182,9 +286,15 @@ convert_map(struct converter *c, const struct ynode *n)
             ynode_error(c->err, key, "a mapping key must be a scalar");
             goto fail;
         }
+        if (is_merge_key(key)) {
+            if (merge_into(c, obj, key, n->items[i + 1], &m) < 0)
+                goto fail;
+            continue;
+        }
         if ((name = key_name(key, buf, sizeof(buf), c->err)) == NULL)
             goto fail;
-        if (cJSON_GetObjectItemCaseSensitive(obj, name)) {
+        old = cJSON_GetObjectItemCaseSensitive(obj, name);
+        if (old != NULL && merged_slot(&m, old) == NULL) {
             /* kubectl refuses duplicate keys; so do we. */
             if (strcmp(name, key->scalar) == 0)
                 ynode_error(c->err, key, "duplicate key '%s'", name);
@@ -195,13 +305,15 @@ convert_map(struct converter *c, const struct ynode *n)
         }
         if ((value = convert(c, n->items[i + 1])) == NULL)
             goto fail;
-        if (!cJSON_AddItemToObject(obj, name, value)) {
-            cJSON_Delete(value);
+        if (put_member(obj, name, value, &m, false) < 0) {
+            ynode_error(c->err, key, "out of memory");
             goto fail;
         }
     }
+    free(m.items);
     return obj;
 fail:
+    free(m.items);
     cJSON_Delete(obj);
     return NULL;
 }

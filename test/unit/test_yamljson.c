@@ -127,6 +127,10 @@ test_rules(void)
          "\"2015-01-01\":\"e\"}"},
         {"{0.1: a, 1.0e6: b, 0.00001: c}",
          "{\"0.1\":\"a\",\"1e+06\":\"b\",\"1e-05\":\"c\"}"},
+        /* A merge sets its members over the keys before it (go-yaml v2
+         * decode.go: merge() unmarshals into the same map); keys after
+         * it win. */
+        {"{a: 1, <<: {a: 2, b: 3}, b: 4}", "{\"a\":2,\"b\":4}"},
         /* A timestamp with a time and a zone, tagged: still its text. */
         {"!!timestamp 2001-12-14t21:59:43.10-05:00",
          "\"2001-12-14t21:59:43.10-05:00\""},
