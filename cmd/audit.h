@@ -35,6 +35,8 @@ struct audit_doc {
     char *error;    /* owned: why it cannot be evaluated (an unrendered
                        placeholder the decision reads may set it after
                        reading, object kept) */
+    bool refused;   /* error is a value the apiserver refuses for its
+                       type (yamltypes.h): a mistake, not unreadable */
     struct audit_unrendered *unrendered; /* owned */
     size_t n_unrendered;
     struct audit_item item; /* filled by the audit, when object is set */
