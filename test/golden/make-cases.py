@@ -2370,6 +2370,27 @@ def _(n):
                                     "torchrun --nproc_per_node=4 train.py"]))
 
 
+# One slot per worker on 2-GPU workers: mpirun starts 2 ranks, not 4,
+# and a GPU of each worker idles. The fix says so, with both world sizes.
+@case("job-mpijob-2x2-one-slot-idle-gpus-deny")
+def _(n):
+    return job_review(n, mpijob(name="bert-mpi", workers=2, slots=1, gpu=2))
+
+
+# The same, written as people do: the torchruns join one world of
+# workers x nproc through --nnodes and the MPI rank as the node's rank.
+@case("job-mpijob-torchrun-per-node-joined-4x4-deny")
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
+                                gpu=4, launcher_cmd=[
+                                    "mpirun", "-np", "4", "bash", "-c",
+                                    "torchrun --nnodes=$OMPI_COMM_WORLD_SIZE "
+                                    "--node_rank=$OMPI_COMM_WORLD_RANK "
+                                    "--master_addr=llama3-8b-mpi-worker-0 "
+                                    "--master_port=29500 "
+                                    "--nproc_per_node=4 train.py"]))
+
+
 @case("job-mpijob-torchrun-per-node-not-repacked", policy=REPACK)
 def _(n):
     return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
