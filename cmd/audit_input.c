@@ -153,7 +153,10 @@ add_object(struct audit_input *in, int line, cJSON *obj,
         return -2;
     }
     d->object = obj;
-    return node != NULL ? refuse_types(d, node, offset) : 0;
+    /* An object kubectl would send: not a chart's values.yaml. */
+    return node != NULL && kind != NULL && json_string(obj, "apiVersion")
+               ? refuse_types(d, node, offset)
+               : 0;
 }
 
 static int
