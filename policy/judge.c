@@ -113,10 +113,15 @@ judge(const struct workload *w, const struct instance_type *t,
         !w->cd_channel && !w->imex_env) {
         /* Whole nodes, but each one alone: NCCL crosses nodes on the NICs. */
         f->sev = SEV_SOFT;
-        strbuf_printf(next_part(f),
-                      "%ld-pod job on %s claims no ComputeDomain channel: "
+        /* A worker of mpi-operator carries no job size: say no number. */
+        if (w->pods_known)
+            strbuf_printf(next_part(f), "%ld-pod job", w->pods);
+        else
+            strbuf_puts(next_part(f), "multi-pod job");
+        strbuf_printf(&f->parts[0],
+                      " on %s claims no ComputeDomain channel: "
                       "NVLink across its nodes is unused",
-                      w->pods, t->name);
+                      t->name);
         strbuf_puts(next_part(f),
                     "claim a ComputeDomain's channel (its "
                     "spec.channel.resourceClaimTemplate) in "

@@ -944,6 +944,14 @@ def _(n):
               user_env=[{"name": "NVIDIA_IMEX_CHANNELS", "value": "0"}])
 
 
+# An MPIJob worker carries no job size (mpi-operator sets none on it):
+# the warning says "multi-pod", never a count it cannot read.
+@case("gb200-mpijob-worker-whole-node-no-channel-warn")
+def _(n):
+    return review(n, mpijob_worker_pod(n, index=17, gpu=4, efa=4,
+                                       node_selector=GB200), MPI_OPERATOR)
+
+
 # No type pinned: a ComputeDomain channel claim on nodes that carry
 # nvidia.com/gpu.clique (NVIDIA's and CoreWeave's samples: a required
 # podAffinity with it as topologyKey) is a GB200/GB300 NVLink domain.
