@@ -93,6 +93,9 @@ void audit_summarise(const struct audit_input *in, struct audit_summary *sum);
 void audit_write_text(FILE *out, const struct audit_input *in,
                       const struct audit_summary *sum, bool colour);
 /* 0, or -1 out of memory. */
+/* cJSON's text of a report and a newline, with each NUL read from the
+ * input (base/utf8.h) written back as \u0000. */
+void audit_put_json(FILE *out, const char *text);
 int audit_write_json(FILE *out, const struct audit_input *in,
                      const struct audit_summary *sum, const char *policy,
                      bool with_pods);

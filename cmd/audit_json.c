@@ -234,6 +234,22 @@ files_json(cJSON *root, const struct audit_input *in, bool with_pods)
     return files != NULL;
 }
 
+void
+audit_put_json(FILE *out, const char *text)
+{
+    /*
+     * cJSON prints a string's bytes as they are: a NUL the readers read as
+     * UTF8_NUL_STANDIN (base/utf8.h) goes back to \u0000. No UTF-8 text
+     * holds that byte, so it is in a string wherever it is.
+     */
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p == UTF8_NUL_STANDIN)
+            fputs("\\u0000", out);
+        else
+            fputc(*p, out);
+    fputc('\n', out);
+}
+
 int
 audit_write_json(FILE *out, const struct audit_input *in,
                  const struct audit_summary *sum, const char *policy,
@@ -253,17 +269,7 @@ audit_write_json(FILE *out, const struct audit_input *in,
         cJSON_Delete(root);
         return -1;
     }
-    /*
-     * cJSON prints a string's bytes as they are: a NUL the readers read as
-     * UTF8_NUL_STANDIN (base/utf8.h) goes back to \u0000. No UTF-8 text
-     * holds that byte, so it is in a string wherever it is.
-     */
-    for (const char *p = text; *p; p++)
-        if ((unsigned char)*p == UTF8_NUL_STANDIN)
-            fputs("\\u0000", out);
-        else
-            fputc(*p, out);
-    fputc('\n', out);
+    audit_put_json(out, text);
     free(text);
     cJSON_Delete(root);
     return 0;
