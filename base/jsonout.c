@@ -53,7 +53,8 @@ jsonout_raw(struct jsonout *o, const char *text, size_t len)
  * cJSON's escapes: the two-character ones, \u00XX for other controls.
  * A byte that does not start a whole UTF-8 sequence (a message cut in the
  * middle of a character) becomes \ufffd: cJSON would copy it, and the
- * response would not be JSON.
+ * response would not be JSON. UTF8_NUL_STANDIN is the NUL the reader
+ * read (base/utf8.h): \u0000 again.
  */
 void
 jsonout_string(struct jsonout *o, const char *s)
@@ -92,6 +93,12 @@ jsonout_string(struct jsonout *o, const char *s)
         c = *in;
         if (c > 31 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char)c;
+            in++;
+            continue;
+        }
+        if (c == UTF8_NUL_STANDIN) { /* a NUL as the reader read it */
+            memcpy(w, "\\u0000", 6);
+            w += 6;
             in++;
             continue;
         }

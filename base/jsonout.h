@@ -59,7 +59,8 @@ jsonout_known(struct jsonout *o, const char *text, size_t len)
 /*
  * A quoted, escaped JSON string; NULL is written as "". Bytes that are not
  * UTF-8 are written as \ufffd (where cJSON would copy them), so the text
- * stays JSON whatever s holds.
+ * stays JSON whatever s holds; UTF8_NUL_STANDIN (base/utf8.h) is written
+ * as the \u0000 it was read from.
  */
 void jsonout_string(struct jsonout *o, const char *s);
 

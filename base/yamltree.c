@@ -8,6 +8,8 @@
 
 #include <yaml.h>
 
+#include "base/utf8.h"
+
 /* Nesting beyond this is an attack or a mistake, not a manifest. */
 #define YTREE_MAX_DEPTH 256
 
@@ -139,7 +141,16 @@ on_event(struct builder *b, yaml_event_t *ev, struct load_error *err)
             goto oom;
         memcpy(n->scalar, ev->data.scalar.value, ev->data.scalar.length);
         n->scalar[ev->data.scalar.length] = '\0';
-        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        /* libyaml's "\0" escape: kept, as the byte that stands for it. */
+        for (char *z = memchr(n->scalar, '\0', ev->data.scalar.length); z;
+             z = memchr(z, '\0', (size_t)(n->scalar +
+                                           ev->data.scalar.length - z)))
+            *z = (char)UTF8_NUL_STANDIN;
+        if (ev->data.scalar.tag != NULL &&
+            (n->tag = strdup((const char *)ev->data.scalar.tag)) == NULL)
+            goto oom;
+        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                   n->tag == NULL;
         if (remember_anchor(b, ev->data.scalar.anchor, n) < 0 ||
             attach(b, n) < 0)
             goto oom;
@@ -173,6 +184,14 @@ on_event(struct builder *b, yaml_event_t *ev, struct load_error *err)
             set_error_at(err, ev->start_mark, "unknown alias");
             return -1;
         }
+        /* An alias inside the node it names would make the tree a loop
+         * (go-yaml: "anchor 'a' value contains itself"). */
+        for (size_t i = 0; i < b->depth; i++)
+            if (b->stack[i] == n) {
+                set_error_at(err, ev->start_mark,
+                             "an alias inside the node it names");
+                return -1;
+            }
         if (attach(b, n) < 0)
             goto oom;
         return 0;
@@ -231,6 +250,7 @@ ytree_free(struct ytree *t)
         return;
     for (size_t i = 0; i < t->n_all; i++) {
         free(t->all[i]->scalar);
+        free(t->all[i]->tag);
         free(t->all[i]->items);
         free(t->all[i]);
     }

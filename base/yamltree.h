@@ -25,8 +25,14 @@ struct ynode {
     enum ynode_kind kind;
     int line;
     int column;
-    char *scalar;  /* YNODE_SCALAR: the text, NUL-terminated */
-    bool plain;    /* an unquoted scalar: may be a number, bool or null */
+    char *scalar;  /* YNODE_SCALAR: the text, NUL-terminated; a NUL
+                      in it ("\0" in double quotes) is UTF8_NUL_STANDIN
+                      (base/utf8.h), so the text is never cut */
+    bool plain;    /* unquoted and untagged: may be a number, bool or
+                      null (the YAML 1.1 rules of yamljson.h) */
+    char *tag;     /* a scalar's explicit tag, as libyaml resolves it
+                      ("!!str" is "tag:yaml.org,2002:str"; "!" stays
+                      "!"), or NULL */
     struct ynode **items; /* SEQ: items; MAP: key, value, key, value... */
     size_t n_items;
 };

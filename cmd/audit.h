@@ -35,6 +35,8 @@ struct audit_doc {
     char *error;    /* owned: why it cannot be evaluated (an unrendered
                        placeholder the decision reads may set it after
                        reading, object kept) */
+    bool refused;   /* error is a value the apiserver refuses for its
+                       type (yamltypes.h): a mistake, not unreadable */
     struct audit_unrendered *unrendered; /* owned */
     size_t n_unrendered;
     struct audit_item item; /* filled by the audit, when object is set */
@@ -91,6 +93,9 @@ void audit_summarise(const struct audit_input *in, struct audit_summary *sum);
 void audit_write_text(FILE *out, const struct audit_input *in,
                       const struct audit_summary *sum, bool colour);
 /* 0, or -1 out of memory. */
+/* cJSON's text of a report and a newline, with each NUL read from the
+ * input (base/utf8.h) written back as \u0000. */
+void audit_put_json(FILE *out, const char *text);
 int audit_write_json(FILE *out, const struct audit_input *in,
                      const struct audit_summary *sum, const char *policy,
                      bool with_pods);

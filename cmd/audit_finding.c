@@ -195,6 +195,26 @@ add_unreadable(struct audit_findings *out, const struct audit_input *in,
     return (f->message = strbuf_take(&sb)) ? 0 : -1;
 }
 
+/*
+ * A value the apiserver refuses for its type (audit_doc.refused): the
+ * manifest's mistake, with no workload read from it. The message names
+ * the field and the value, not the line, so its id stays.
+ */
+static int
+add_refused(struct audit_findings *out, const struct audit_input *in,
+            size_t doc)
+{
+    const struct audit_doc *ad = &in->docs[doc];
+    struct audit_finding *f = add(out, in, doc, ad->line, RULE_MISTAKE);
+
+    if (f == NULL || (f->part = strdup("")) == NULL ||
+        (f->workload = strdup("")) == NULL ||
+        (f->finding = strdup(ad->error)) == NULL ||
+        (f->message = strdup(ad->error)) == NULL)
+        return -1;
+    return 0;
+}
+
 /* A kind of pod as a part: "Worker pod", or "pod" for one template. */
 static char *
 pod_part(const struct pod_group *g)
@@ -213,7 +233,8 @@ collect_doc(struct audit_findings *out, const struct audit_input *in,
     const struct audit_item *it = &d->item;
 
     if (d->error)
-        return add_unreadable(out, in, doc);
+        return d->refused ? add_refused(out, in, doc)
+                          : add_unreadable(out, in, doc);
     if (!d->evaluated)
         return 0;
     if (it->has_job &&

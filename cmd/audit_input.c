@@ -19,6 +19,7 @@
 #include "policy/k8s/pod.h"
 #include "base/strbuf.h"
 #include "policy/k8s/yamljson.h"
+#include "policy/k8s/yamltypes.h"
 #include "lib/file.h"
 
 /* Directories nest no deeper than this (a symlink loop ends here). */
@@ -72,6 +73,26 @@ add_error(struct audit_input *in, int line, const char *fmt, ...)
         return -2;
     }
     return 0;
+}
+
+static int __attribute__((format(printf, 4, 5)))
+set_error(struct audit_doc *d, int line, bool keep_object, const char *fmt,
+          ...);
+
+/*
+ * A value the apiserver refuses for its type once kubectl has read the
+ * YAML (a plain yes where a string goes): the object would never be
+ * created, so there is no decision to report, only the mistake.
+ */
+static int
+refuse_types(struct audit_doc *d, const struct ynode *node, int offset)
+{
+    struct yaml_refused r;
+
+    if (!yaml_find_refused(node, &r))
+        return 0;
+    d->refused = true;
+    return set_error(d, offset + r.node->line, false, "%s", r.message);
 }
 
 /*
@@ -132,7 +153,10 @@ add_object(struct audit_input *in, int line, cJSON *obj,
         return -2;
     }
     d->object = obj;
-    return 0;
+    /* An object kubectl would send: not a chart's values.yaml. */
+    return node != NULL && kind != NULL && json_string(obj, "apiVersion")
+               ? refuse_types(d, node, offset)
+               : 0;
 }
 
 static int

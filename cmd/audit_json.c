@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/audit.h"
+#include "base/utf8.h"
 
 static bool
 add_string(cJSON *obj, const char *key, const char *value)
@@ -189,7 +190,8 @@ files_json(cJSON *root, const struct audit_input *in, bool with_pods)
     cJSON *files = cJSON_AddArrayToObject(root, "files");
 
     for (size_t f = 0; files && f < in->n_files; f++) {
-        cJSON *file = cJSON_CreateObject(), *errors, *workloads;
+        cJSON *file = cJSON_CreateObject(), *errors, *mistakes = NULL,
+              *workloads;
         if (file == NULL || !cJSON_AddItemToArray(files, file) ||
             !add_string(file, "path", in->files[f]) ||
             (errors = cJSON_AddArrayToObject(file, "errors")) == NULL ||
@@ -212,14 +214,40 @@ files_json(cJSON *root, const struct audit_input *in, bool with_pods)
             } else {
                 item = workload_json(d, with_pods);
             }
+            /* "mistakes" only in a file that has one: the others' JSON
+             * stays as it was. */
+            if (d->refused && mistakes == NULL &&
+                (mistakes = cJSON_AddArrayToObject(file, "mistakes")) == NULL) {
+                cJSON_Delete(item);
+                return false;
+            }
             if (item == NULL ||
-                !cJSON_AddItemToArray(d->error ? errors : workloads, item)) {
+                !cJSON_AddItemToArray(d->refused ? mistakes
+                                      : d->error ? errors
+                                                 : workloads,
+                                      item)) {
                 cJSON_Delete(item);
                 return false;
             }
         }
     }
     return files != NULL;
+}
+
+void
+audit_put_json(FILE *out, const char *text)
+{
+    /*
+     * cJSON prints a string's bytes as they are: a NUL the readers read as
+     * UTF8_NUL_STANDIN (base/utf8.h) goes back to \u0000. No UTF-8 text
+     * holds that byte, so it is in a string wherever it is.
+     */
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p == UTF8_NUL_STANDIN)
+            fputs("\\u0000", out);
+        else
+            fputc(*p, out);
+    fputc('\n', out);
 }
 
 int
@@ -241,7 +269,7 @@ audit_write_json(FILE *out, const struct audit_input *in,
         cJSON_Delete(root);
         return -1;
     }
-    fprintf(out, "%s\n", text);
+    audit_put_json(out, text);
     free(text);
     cJSON_Delete(root);
     return 0;

@@ -107,14 +107,16 @@ fails(const struct audit_finding *f, enum audit_outcome fail_on)
     return !f->known && audit_finding_fails(f, fail_on);
 }
 
-/* The case's name: the workload, or where the unreadable document is. */
+/* The case's name: the workload, or where the unreadable document (or a
+ * value the apiserver refuses, audit_doc.refused) is. */
 static void
 case_name(FILE *out, const struct audit_doc *d)
 {
     const struct expansion *e = &d->item.e;
 
     if (d->error) {
-        fprintf(out, "unreadable document at line %d", d->line);
+        fprintf(out, "%s at line %d",
+                d->refused ? "refused value" : "unreadable document", d->line);
         return;
     }
     xml_put(out, e->kind);

@@ -207,7 +207,7 @@ audit_write_sarif(FILE *out, const struct audit_input *in,
     }
     if ((text = cJSON_Print(root)) == NULL)
         goto fail;
-    fprintf(out, "%s\n", text);
+    audit_put_json(out, text);
     free(text);
     cJSON_Delete(root);
     return 0;

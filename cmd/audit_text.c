@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/audit.h"
+#include "base/utf8.h"
 
 enum { NAME_WIDTH = 58 };
 
@@ -46,7 +47,14 @@ file_name(const struct audit_input *in, size_t i)
 static void
 row(const struct pen *p, const char *label, const char *text)
 {
-    fprintf(p->out, "    %-12s %s\n", label, text);
+    fprintf(p->out, "    %-12s ", label);
+    /* A NUL read from the input (base/utf8.h) is written as \0. */
+    for (; *text; text++)
+        if ((unsigned char)*text == UTF8_NUL_STANDIN)
+            fputs("\\0", p->out);
+        else
+            fputc(*text, p->out);
+    fputc('\n', p->out);
 }
 
 /* What one decision says: reason, fix, warnings, the fields it patches. */
@@ -144,8 +152,8 @@ audit_write_text(FILE *out, const struct audit_input *in,
             fprintf(out, "%s%s\n", i ? "\n" : "", file_name(in, file));
         }
         if (d->error)
-            fprintf(out, "  error  %s:%d: %s\n", file_name(in, d->file),
-                    d->line, d->error);
+            fprintf(out, "  %s  %s:%d: %s\n", d->refused ? "mistake" : "error",
+                    file_name(in, d->file), d->line, d->error);
         else
             item_rows(&p, d);
     }
@@ -169,7 +177,11 @@ audit_summarise(const struct audit_input *in, struct audit_summary *sum)
     for (size_t i = 0; i < in->n_docs; i++) {
         const struct audit_doc *d = &in->docs[i];
         if (d->error) {
-            sum->errors++;
+            /* Refused by the apiserver: the manifest's mistake. */
+            if (d->refused)
+                sum->mistakes++;
+            else
+                sum->errors++;
             continue;
         }
         sum->workloads++;

@@ -300,8 +300,10 @@ hex4(const unsigned char *s, const unsigned char *end)
 
 /*
  * Checks the escape at q ('\\') and returns the byte after it, or NULL.
- * \u0000 would end a C string early and a lone surrogate is no character:
- * both are refused, with the messages the apiserver's client can act on.
+ * A lone surrogate is no character: refused, with a message the
+ * apiserver's client can act on. \u0000 is taken (the apiserver stores
+ * env values and annotations that hold it) and decoded as UTF8_NUL_STANDIN
+ * (base/utf8.h).
  */
 static const unsigned char *
 escape_end(struct reader *r, const unsigned char *q)
@@ -325,13 +327,6 @@ escape_end(struct reader *r, const unsigned char *q)
     }
     if ((cp = hex4(q + 2, end)) < 0) {
         malformed(r, q, "\\u needs four hex digits");
-        return NULL;
-    }
-    if (cp == 0) {
-        refuse(r, JSONREAD_MALFORMED,
-               "\\u0000 in a string at byte %zu: topogate cannot read a "
-               "string with NUL in it as the apiserver stored it",
-               offset(r, q));
         return NULL;
     }
     if (cp < 0xD800 || cp > 0xDFFF)
@@ -489,7 +484,10 @@ decode(const unsigned char *s, const unsigned char *end, char *o)
                      ((unsigned)hex4(bs + 8, end) - 0xDC00);
                 s = bs + 12;
             }
-            o = put_utf8(o, cp);
+            if (cp == 0)
+                *o++ = (char)UTF8_NUL_STANDIN;
+            else
+                o = put_utf8(o, cp);
             break;
         default: /* '"', '\\', '/' */
             *o++ = (char)bs[1];

@@ -15,10 +15,18 @@
  * What it takes is RFC 8259 JSON and nothing else, as the apiserver's
  * encoding/json writes and reads it: no leading zeros, no "1.", no bytes
  * after the value, UTF-8 only (RFC 3629), no control character outside
- * an escape, no \u0000 (a C string would end there), no lone surrogate
- * (not a character) and no object with two members of one name (cJSON
- * would read the first, encoding/json keeps the last). Nesting deeper
- * than cJSON's limit (1,000) is refused.
+ * an escape, no lone surrogate (not a character) and no object with two
+ * members of one name (cJSON would read the first, encoding/json keeps
+ * the last). Nesting deeper than cJSON's limit (1,000) is refused.
+ *
+ * \u0000 is taken, in names and values: the apiserver stores a Pod whose
+ * env value or annotation holds it, and refusing it refused the Pod
+ * (failurePolicy Fail: it could never be created). A NUL would end a C
+ * string there, so it is decoded as UTF8_NUL_STANDIN (base/utf8.h), the
+ * byte no UTF-8 text holds: the whole string is read, and compares and
+ * parses as the apiserver reads it. No string is refused for its NUL:
+ * a decision could change only where a string is cut at its NUL, and
+ * no string this reader returns is.
  * The contents of every array that is the value of a member named
  * "managedFields" are checked the same way but not built: the apiserver's
  * record of who set which field is often half of a pod's JSON and no

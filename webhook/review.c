@@ -274,9 +274,8 @@ respond(struct jsonarena *arena, const struct snapshot *s,
 
     memset(out, 0, sizeof(*out));
     /*
-     * What cJSON would read as something else than the apiserver stored
-     * (a string cut at \u0000) or echo as bytes that are not JSON is
-     * refused by the parse (jsonread.h).
+     * What cJSON would echo as bytes that are not JSON is refused by the
+     * parse; \u0000 is read whole, not cut (jsonread.h).
      */
     status = writable != NULL
                  ? jsonread_in_place(arena, writable, len, &root, msg,

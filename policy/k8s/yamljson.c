@@ -1,8 +1,9 @@
 /* yamljson.c - see yamljson.h. */
 #include "policy/k8s/yamljson.h"
+#include "policy/k8s/yamlresolve.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,89 +19,301 @@ is_one_of(const char *s, const char *const *words)
 }
 
 /* YAML core schema numbers: decimal, 0x, 0o, floats, .inf, .nan. */
-static bool
-read_number(const char *s, double *out)
-{
-    static const char *const inf[] = {".inf",  ".Inf",  ".INF", "+.inf",
-                                      "+.Inf", "+.INF", NULL};
-    const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
-    char *end;
-
-    if (is_one_of(s, inf) ||
-        is_one_of(digits, (const char *const[]){".nan", ".NaN", ".NAN", NULL}))
-        return false; /* JSON has no infinity or NaN: keep the text */
-    if (strncmp(s, "0x", 2) == 0 || strncmp(s, "0o", 2) == 0) {
-        errno = 0;
-        unsigned long long v = strtoull(s + 2, &end, s[1] == 'x' ? 16 : 8);
-        *out = (double)v;
-        return s[2] != '\0' && *end == '\0' && errno == 0;
-    }
-    if (!isdigit((unsigned char)*digits) &&
-        !(*digits == '.' && isdigit((unsigned char)digits[1])))
-        return false;
-    for (const char *p = digits; *p; p++)
-        if (!isdigit((unsigned char)*p) && !strchr(".eE+-", *p))
-            return false;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *end == '\0' && errno == 0;
-}
-
+/*
+ * A resolved scalar as the JSON sigs.k8s.io/yaml writes of it (json.Marshal
+ * of go-yaml's value): NaN and infinities have no JSON, and json.Marshal
+ * fails the whole document ("json: unsupported value: +Inf").
+ */
 static cJSON *
-scalar_to_json(const struct ynode *n)
+scalar_to_json(const struct ynode *n, struct load_error *err)
 {
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const trues[] = {"true", "True", "TRUE", NULL};
-    static const char *const falses[] = {"false", "False", "FALSE", NULL};
-    double v;
+    struct yscalar v;
+    char msg[200];
+    cJSON *out = NULL;
 
-    if (!n->plain)
-        return cJSON_CreateString(n->scalar);
-    if (is_one_of(n->scalar, nulls))
-        return cJSON_CreateNull();
-    if (is_one_of(n->scalar, trues))
-        return cJSON_CreateTrue();
-    if (is_one_of(n->scalar, falses))
-        return cJSON_CreateFalse();
-    if (read_number(n->scalar, &v))
-        return cJSON_CreateNumber(v);
-    return cJSON_CreateString(n->scalar);
+    if (yscalar_resolve(n, &v, msg, sizeof(msg)) < 0) {
+        ynode_error(err, n, "kubectl's YAML decoder refuses '%.60s': %s",
+                    n->scalar, msg);
+        return NULL;
+    }
+    switch (v.kind) {
+    case YSCALAR_NULL:
+        out = cJSON_CreateNull();
+        break;
+    case YSCALAR_BOOL:
+        out = cJSON_CreateBool(v.b);
+        break;
+    case YSCALAR_INT:
+        out = cJSON_CreateNumber((double)v.i);
+        break;
+    case YSCALAR_UINT:
+        out = cJSON_CreateNumber((double)v.u);
+        break;
+    case YSCALAR_FLOAT:
+        if (isnan(v.f) || isinf(v.f)) {
+            ynode_error(err, n,
+                        "'%.60s' is a float JSON cannot hold (%s): kubectl "
+                        "refuses the document (json: unsupported value); "
+                        "quote it to keep it text",
+                        n->scalar, isnan(v.f) ? "NaN" : "infinity");
+            return NULL;
+        }
+        out = cJSON_CreateNumber(v.f);
+        break;
+    default:
+        out = cJSON_CreateString(v.text);
+        break;
+    }
+    yscalar_free(&v);
+    if (out == NULL)
+        ynode_error(err, n, "out of memory");
+    return out;
 }
+
+/*
+ * Go's strconv.FormatFloat(f, 'g', -1, 32), as sigs.k8s.io/yaml writes a
+ * float key: the fewest digits that read back as the same float32, in
+ * %e form where the exponent is below -4 or from 6 on (Go's shortest
+ * 'g'), and ".inf", "-.inf", ".nan" for those.
+ */
+static void
+float_key(double f, char *out, size_t size)
+{
+    int digits = 1, exp;
+    char e[40];
+
+    if (isnan(f) || isinf(f)) {
+        snprintf(out, size, "%s", isnan(f) ? ".nan" : f > 0 ? ".inf" : "-.inf");
+        return;
+    }
+    for (; digits < 9; digits++) {
+        snprintf(e, sizeof(e), "%.*e", digits - 1, (double)(float)f);
+        if ((float)strtod(e, NULL) == (float)f)
+            break;
+    }
+    snprintf(e, sizeof(e), "%.*e", digits - 1, (double)(float)f);
+    exp = atoi(strchr(e, 'e') + 1);
+    if (f == 0)
+        snprintf(out, size, "%s", signbit(f) ? "-0" : "0");
+    else if (exp < -4 || exp >= 6)
+        snprintf(out, size, "%s", e);
+    else
+        snprintf(out, size, "%.*f", digits - 1 - exp > 0 ? digits - 1 - exp : 0,
+                 (double)(float)f);
+}
+
+/*
+ * A mapping key as sigs.k8s.io/yaml's convertToJSONableObject() names it:
+ * a string as it is; an integer in decimal ("0x10" is "16"); a boolean
+ * "true" or "false" (a plain "yes:" key is "true"); a float by
+ * float_key(). A null key, or an integer above int64 (go-yaml's uint64),
+ * fails the document ("unsupported map key"). Returns the name in buf or
+ * the node's own text, or NULL with *err filled.
+ */
+static const char *
+key_name(const struct ynode *key, char *buf, size_t size,
+         struct load_error *err)
+{
+    struct yscalar v;
+    char msg[200];
+    const char *name = buf;
+
+    if (yscalar_resolve(key, &v, msg, sizeof(msg)) < 0) {
+        ynode_error(err, key, "kubectl's YAML decoder refuses key '%.60s': %s",
+                    key->scalar, msg);
+        return NULL;
+    }
+    switch (v.kind) {
+    case YSCALAR_NULL:
+    case YSCALAR_UINT:
+        ynode_error(err, key,
+                    "key '%.60s' is %s, which kubectl's YAML decoder cannot "
+                    "make a JSON name of (unsupported map key)",
+                    key->scalar,
+                    v.kind == YSCALAR_NULL ? "null" : "above int64");
+        name = NULL;
+        break;
+    case YSCALAR_BOOL:
+        name = v.b ? "true" : "false";
+        break;
+    case YSCALAR_INT:
+        snprintf(buf, size, "%lld", v.i);
+        break;
+    case YSCALAR_FLOAT:
+        float_key(v.f, buf, size);
+        break;
+    default:
+        /* !!binary's text is v's own: copied before it is freed. */
+        if (v.owned != NULL)
+            snprintf(buf, size, "%s", v.owned);
+        else
+            name = key->scalar;
+        break;
+    }
+    yscalar_free(&v);
+    return name;
+}
+
+/* Aliases nest a tree in another: past cJSON's own nesting limit the
+ * JSON could not be read back, and the stack would run out first. */
+#define YAMLJSON_MAX_DEPTH CJSON_NESTING_LIMIT
 
 struct converter {
     size_t nodes;
+    size_t depth;
     struct load_error *err;
 };
 
 static cJSON *convert(struct converter *c, const struct ynode *n);
 
+/* "<<" as go-yaml v2's isMerge() (decode.go) reads it: plain or !!merge. */
+static bool
+is_merge_key(const struct ynode *k)
+{
+    return k->kind == YNODE_SCALAR && strcmp(k->scalar, "<<") == 0 &&
+           (k->plain ||
+            (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
+}
+
+/* The members of one object that a merge put there, not a key of its own. */
+struct merged {
+    const cJSON **items;
+    size_t n;
+};
+
+static const cJSON **
+merged_slot(struct merged *m, const cJSON *item)
+{
+    for (size_t i = 0; item && i < m->n; i++)
+        if (m->items[i] == item)
+            return &m->items[i];
+    return NULL;
+}
+
+/* obj[name] = value, over a member of that name; -1 out of memory. */
+static int
+put_member(cJSON *obj, const char *name, cJSON *value, struct merged *m,
+           bool merging)
+{
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, name);
+    const cJSON **slot = merged_slot(m, old);
+
+    if (old != NULL
+            ? !cJSON_ReplaceItemInObjectCaseSensitive(obj, name, value)
+            : !cJSON_AddItemToObject(obj, name, value)) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    if (slot != NULL) /* the old one is freed: forget it */
+        *slot = merging ? value : m->items[--m->n];
+    else if (merging) {
+        const cJSON **grown = realloc(m->items, (m->n + 1) * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        m->items = grown;
+        m->items[m->n++] = value;
+    }
+    return 0;
+}
+
+/* One mapping of a merge, converted, set member by member into obj. */
+static int
+merge_map(struct converter *c, cJSON *obj, const struct ynode *v,
+          struct merged *m)
+{
+    cJSON *src = convert(c, v), *member;
+
+    if (src == NULL)
+        return -1;
+    while ((member = src->child) != NULL) {
+        cJSON_DetachItemViaPointer(src, member);
+        /* The member's name is its own: keep it across the move. */
+        char *name = member->string;
+        member->string = NULL;
+        int rc = put_member(obj, name, member, m, true);
+        cJSON_free(name);
+        if (rc < 0) {
+            cJSON_Delete(src);
+            ynode_error(c->err, v, "out of memory");
+            return -1;
+        }
+    }
+    cJSON_Delete(src);
+    return 0;
+}
+
+/*
+ * go-yaml v2's merge() (decode.go): "<<: *base" sets base's members into
+ * the map, over any it has so far (keys after it win over base's); a
+ * list of maps merges the last first, so the earlier ones win. kubectl
+ * reads manifests so (yamlresolve.h).
+ */
+static int
+merge_into(struct converter *c, cJSON *obj, const struct ynode *key,
+           const struct ynode *v, struct merged *m)
+{
+    if (v->kind == YNODE_MAP)
+        return merge_map(c, obj, v, m);
+    if (v->kind != YNODE_SEQ)
+        goto not_maps;
+    for (size_t i = 0; i < v->n_items; i++)
+        if (v->items[i]->kind != YNODE_MAP)
+            goto not_maps;
+    for (size_t i = v->n_items; i-- > 0;)
+        if (merge_map(c, obj, v->items[i], m) < 0)
+            return -1;
+    return 0;
+not_maps:
+    ynode_error(c->err, key,
+                "map merge requires map or sequence of maps as the value");
+    return -1;
+}
+
 static cJSON *
 convert_map(struct converter *c, const struct ynode *n)
 {
     cJSON *obj = cJSON_CreateObject();
+    struct merged m = {NULL, 0};
 
     for (size_t i = 0; obj && i + 1 < n->n_items; i += 2) {
         const struct ynode *key = n->items[i];
+        const cJSON *old;
         cJSON *value;
+        char buf[64];
+        const char *name;
 
         if (key->kind != YNODE_SCALAR) {
             ynode_error(c->err, key, "a mapping key must be a scalar");
             goto fail;
         }
-        if (cJSON_GetObjectItemCaseSensitive(obj, key->scalar)) {
+        if (is_merge_key(key)) {
+            if (merge_into(c, obj, key, n->items[i + 1], &m) < 0)
+                goto fail;
+            continue;
+        }
+        if ((name = key_name(key, buf, sizeof(buf), c->err)) == NULL)
+            goto fail;
+        old = cJSON_GetObjectItemCaseSensitive(obj, name);
+        if (old != NULL && merged_slot(&m, old) == NULL) {
             /* kubectl refuses duplicate keys; so do we. */
-            ynode_error(c->err, key, "duplicate key '%s'", key->scalar);
+            if (strcmp(name, key->scalar) == 0)
+                ynode_error(c->err, key, "duplicate key '%s'", name);
+            else
+                ynode_error(c->err, key, "duplicate key '%s' (%s)", name,
+                            key->scalar);
             goto fail;
         }
         if ((value = convert(c, n->items[i + 1])) == NULL)
             goto fail;
-        if (!cJSON_AddItemToObject(obj, key->scalar, value)) {
-            cJSON_Delete(value);
+        if (put_member(obj, name, value, &m, false) < 0) {
+            ynode_error(c->err, key, "out of memory");
             goto fail;
         }
     }
+    free(m.items);
     return obj;
 fail:
+    free(m.items);
     cJSON_Delete(obj);
     return NULL;
 }
@@ -115,23 +328,34 @@ convert(struct converter *c, const struct ynode *n)
                     YAMLJSON_MAX_NODES);
         return NULL;
     }
+    if (n->kind != YNODE_SCALAR && c->depth >= YAMLJSON_MAX_DEPTH) {
+        ynode_error(c->err, n, "aliases nest the document deeper than %d",
+                    YAMLJSON_MAX_DEPTH);
+        return NULL;
+    }
     switch (n->kind) {
     case YNODE_SCALAR:
-        out = scalar_to_json(n);
-        break;
+        /* NULL: scalar_to_json() said why. */
+        return scalar_to_json(n, c->err);
     case YNODE_MAP:
-        return convert_map(c, n);
+        c->depth++;
+        out = convert_map(c, n);
+        c->depth--;
+        return out;
     default:
         if ((out = cJSON_CreateArray()) == NULL)
             break;
+        c->depth++;
         for (size_t i = 0; i < n->n_items; i++) {
             cJSON *item = convert(c, n->items[i]);
             if (item == NULL || !cJSON_AddItemToArray(out, item)) {
                 cJSON_Delete(item);
                 cJSON_Delete(out);
+                c->depth--;
                 return NULL;
             }
         }
+        c->depth--;
         return out;
     }
     if (out == NULL)
@@ -142,7 +366,7 @@ convert(struct converter *c, const struct ynode *n)
 cJSON *
 yaml_to_json(const struct ynode *n, struct load_error *err)
 {
-    struct converter c = {0, err};
+    struct converter c = {0, 0, err};
     cJSON *out;
 
     memset(err, 0, sizeof(*err));
@@ -294,13 +518,18 @@ unset(struct unsetter *u, const struct ynode *n, cJSON *json, bool decisive)
     if (n->kind == YNODE_MAP) {
         for (size_t i = 0; i + 1 < n->n_items; i += 2) {
             const struct ynode *key = n->items[i], *value = n->items[i + 1];
+            struct load_error err;
+            char buf[64];
+            const char *name;
             size_t used;
 
-            if (key->kind != YNODE_SCALAR)
+            /* The member as yaml_to_json() named it ("yes:" is "true"). */
+            if (key->kind != YNODE_SCALAR ||
+                (name = key_name(key, buf, sizeof(buf), &err)) == NULL)
                 continue;
             if (decisive && has_placeholder(key->scalar)) {
                 if (record(u, key, true))
-                    cJSON_DeleteItemFromObjectCaseSensitive(json, key->scalar);
+                    cJSON_DeleteItemFromObjectCaseSensitive(json, name);
                 continue;
             }
             if (strcmp(key->scalar, "command") == 0 ||
@@ -310,10 +539,9 @@ unset(struct unsetter *u, const struct ynode *n, cJSON *json, bool decisive)
             if (value->kind == YNODE_SCALAR) {
                 if ((decisive || decisive_under(key->scalar, value)) &&
                     has_placeholder(value->scalar) && record(u, value, false))
-                    cJSON_DeleteItemFromObjectCaseSensitive(json, key->scalar);
+                    cJSON_DeleteItemFromObjectCaseSensitive(json, name);
             } else {
-                unset(u, value,
-                      cJSON_GetObjectItemCaseSensitive(json, key->scalar),
+                unset(u, value, cJSON_GetObjectItemCaseSensitive(json, name),
                       decisive || decisive_under(key->scalar, value));
             }
             u->path[used] = '\0';

@@ -20,9 +20,14 @@
 #define YAMLJSON_MAX_NODES 1000000
 
 /*
- * The node as JSON: plain scalars are read as YAML's core schema reads
- * them (null, true/false, numbers); quoted ones stay strings. Returns an
- * owned tree, or NULL with *err filled (too large, out of memory).
+ * The node as the JSON kubectl sends for it: each scalar as go-yaml v2
+ * resolves it (yamlresolve.h: YAML 1.1 booleans such as yes/no/on/off,
+ * 0x/0o/0b and leading-0 octal integers, explicit tags), mapping keys
+ * named as sigs.k8s.io/yaml names them ("yes:" is "true", "0x10:" is
+ * "16"). Returns an owned tree, or NULL with *err filled where kubectl
+ * refuses the document too (a tag the text does not fit, a float JSON
+ * cannot hold, a null key, a duplicate key), or too large, or out of
+ * memory.
  */
 cJSON *yaml_to_json(const struct ynode *n, struct load_error *err);
 

@@ -4,6 +4,8 @@
 #   - The 40 manifests of ../shared/corpus/manifests in one run: the text
 #     report must equal corpus.txt, read line by line when written.
 #   - inputs/list.yaml (a kind: List) as text and JSON: list.txt, list.json.
+#   - inputs/yaml-types.yaml: YAML 1.1 scalars and tags as kubectl reads
+#     them, values the apiserver refuses for their type as mistakes.
 #   - stdin: the same report as the file, named <stdin>.
 #   - Exit statuses: --fail-on deny|warn|never, unreadable paths, usage.
 #   - ci.sh: -o junit and -o sarif against their schemas and golden
@@ -130,6 +132,20 @@ golden per-node-launcher.txt "$TMP/per-node-launcher.txt"
 	>"$TMP/frameworks.txt" 2>&1
 expect "frameworks audit: exit status" 0 $?
 golden frameworks.txt "$TMP/frameworks.txt"
+# YAML read as kubectl reads it; values the apiserver refuses for their
+# type are mistakes, with no decision (issue 44 point 3).
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/yaml-types.yaml) \
+	>"$TMP/yaml-types.txt" 2>&1
+expect "yaml-types audit: exit status" 0 $?
+golden yaml-types.txt "$TMP/yaml-types.txt"
+(cd "$HERE" && "$BIN" audit -o json --fail-on never inputs/yaml-types.yaml) \
+	>"$TMP/yaml-types.json" 2>&1
+golden yaml-types.json "$TMP/yaml-types.json"
+(cd "$HERE" && "$BIN" audit inputs/yaml-types.yaml) >/dev/null 2>&1
+expect "yaml-types audit (no deny, mistakes): exit status" 0 $?
+(cd "$HERE" && "$BIN" audit --fail-on warn inputs/yaml-types.yaml) \
+	>/dev/null 2>&1
+expect "yaml-types audit --fail-on warn (mistakes): exit status" 1 $?
 "$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
 expect "--set with a bad name: exit status" 2 $?
 

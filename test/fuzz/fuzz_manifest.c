@@ -1,7 +1,8 @@
 /*
  * fuzz_manifest.c - libFuzzer target: manifest bytes through what
- * `topogate audit` does with a document: YAML -> JSON, the placeholder
- * scan, then expansion, decide() per pod, the job-level decision and the
+ * `topogate audit` does with a document: YAML -> JSON (scalars as
+ * kubectl resolves them), the placeholder scan, the values the apiserver
+ * refuses for their type, then expansion, decide() per pod, the job-level decision and the
  * manifest lint (audit_object()), with runtimes from the same input and
  * a cluster view of the Nodes and Kueue objects among the documents, as
  * `audit` builds it.
@@ -20,6 +21,7 @@
 #include "policy/view/view.h"
 #include "test/fuzz/embedded_policy.h"
 #include "policy/k8s/yamljson.h"
+#include "policy/k8s/yamltypes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +50,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (obj == NULL)
             continue;
         (void)yaml_find_placeholder(tree->docs[i], path, sizeof(path));
+        {
+            struct yaml_refused refused;
+            if (yaml_find_refused(tree->docs[i], &refused) &&
+                (refused.node == NULL || refused.message[0] == '\0'))
+                abort(); /* a refusal names its value and says why */
+        }
         if (expand_is_runtime(obj))
             runtimes[rt.n++] = obj;
         objs[n++] = obj;

@@ -3199,6 +3199,61 @@ NOVALIDATE.add("framework-gang-workloadref-1gpu-warn")
 def _(n):
     return review(n, gang_pod(n), HUMAN)
 
+# ------------------------------------------------ issue 44.6: NUL in strings
+# The apiserver stores env values and annotations holding U+0000 (JSON
+# "\u0000"); topogate answered them with HTTP 400, so in enforce mode
+# (failurePolicy Fail) such a pod could never be created. They are read
+# whole (json/jsonread.h): the answer is the one the same pod gets without
+# the NUL, and a value compares as the apiserver's Go code compares it.
+
+NUL_ENV = [{"name": "RUN_NOTE", "value": "a\x00b"},
+           {"name": "RECORD_SEP", "value": "\x00"}]
+NUL_ANNOTATIONS = {"example.com/note": "line\x00end"}
+
+
+# As p4d-2x8-trainjob-whole-node-mutate, with NULs in env and an
+# annotation: the same patch.
+@case("nul-env-annotation-2x8-mutate")
+def _(n):
+    return tj_2x8(n, user_env=NUL_ENV, annotations=NUL_ANNOTATIONS)
+
+
+# A pod that asks for no GPU: allowed untouched, as any such pod.
+@case("nul-env-annotation-no-gpu-allowed")
+def _(n):
+    return tj(n, job="tokenize", nnodes=2, nproc="1", gpu=0,
+              node_selector=P4D, user_env=NUL_ENV,
+              annotations=NUL_ANNOTATIONS)
+
+
+# "true\u0000" is not "true": no opt-in, as for any other value (compare
+# whole-node-annotation-fills-gpu, which is filled).
+@case("nul-whole-node-annotation-not-true")
+def _(n):
+    return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,
+              index=0, cpu="90", memory="900Gi", node_selector=P4D,
+              annotations={"topogate.io/whole-node": "true\x00"})
+
+
+# The job's size with a NUL after it is no count (strconv.Atoi refuses
+# "16\x00"): read whole, not cut to "16", which would deny this pod as
+# p4d-16x1-trainjob-enforce-deny is denied.
+@case("nul-in-pet-nnodes-not-a-count")
+def _(n):
+    r = tj_16x1(n)
+    for e in r["request"]["object"]["spec"]["containers"][0]["env"]:
+        if e["name"] == "PET_NNODES":
+            e["value"] = "16\x00"
+    return r
+
+
+# Warn mode keeps the user's own NCCL_P2P_LEVEL, NUL and all: the patch
+# adds the others and leaves it.
+@case("nul-user-env-kept-warn", args="--mode warn")
+def _(n):
+    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL",
+                                "value": "NVL\x00"}])
+
 
 # --------------------------------------------------------------- writing
 

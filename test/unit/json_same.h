@@ -9,9 +9,43 @@
 #ifndef TOPOGATE_JSON_SAME_H
 #define TOPOGATE_JSON_SAME_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+#include "base/utf8.h"
+
+/*
+ * cJSON's parse of text[0..len) (NULL where it refuses), each \u0000
+ * escape first replaced by the byte jsonread decodes it to
+ * (UTF8_NUL_STANDIN): cJSON would cut the string at a NUL. For texts
+ * jsonread took, whose backslashes are all in strings.
+ */
+static cJSON *
+cjson_parse_standin(const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    size_t n = 0;
+    cJSON *tree;
+
+    if (copy == NULL)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\\' && len - i >= 6 &&
+            memcmp(text + i, "\\u0000", 6) == 0) {
+            copy[n++] = (char)UTF8_NUL_STANDIN;
+            i += 5;
+            continue;
+        }
+        if (text[i] == '\\' && i + 1 < len)
+            copy[n++] = text[i++]; /* and the byte it escapes, below */
+        copy[n++] = text[i];
+    }
+    tree = cJSON_ParseWithLength(copy, n);
+    free(copy);
+    return tree;
+}
 
 static void
 empty_managed_fields(cJSON *node)
