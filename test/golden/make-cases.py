@@ -631,6 +631,13 @@ jobs: {}
 """
 
 
+# The opt-in env profile of images older than aws-ofi-nccl 1.7 / libfabric
+# 1.18 (deploy/policy.yaml envProfiles): the cases that show how env is
+# injected, kept and forwarded to MPI ranks turn it on, since the default
+# injects no variable.
+LEGACY_EFA = "envProfile: legacy-efa\n"
+
+
 def policy(**changes):
     text = POLICY_HEAD
     for key, value in changes.items():
@@ -1089,17 +1096,32 @@ def _(n):
         node_selector=it("ml.p4d.24xlarge")), TRAINING_OPERATOR)
 
 
+# envProfile legacy-efa (off by default): FI_PROVIDER on every EFA row,
+# FI_EFA_USE_DEVICE_RDMA only where the row has GPUDirect RDMA.
+
+@case("env-profile-legacy-efa-p4d-2x8-mutate", policy=POLICY_HEAD + LEGACY_EFA)
+def _(n):
+    return tj_2x8(n)
+
+
+@case("env-profile-legacy-efa-g5-12xl-no-device-rdma",
+      policy=POLICY_HEAD + LEGACY_EFA)
+def _(n):
+    return tj(n, job="sd-finetune", nnodes=2, nproc="4", gpu=4, index=1,
+              cpu="44", memory="170Gi", node_selector=it("g5.12xlarge"))
+
+
 # Values the user set are kept.
 
-@case("user-env-kept-warning")
+@case("user-env-kept-warning", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"},
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "0"},
                                {"name": "NCCL_DEBUG", "value": "INFO"}])
 
 
-@case("user-env-same-value-silent")
+@case("user-env-same-value-silent", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "NVL"},
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"},
                                {"name": "FI_PROVIDER", "value": "efa"}])
 
 
@@ -1158,7 +1180,7 @@ def _(n):
                                    "effect": "NoSchedule"}])
 
 
-@case("envfrom-no-env-warning")
+@case("envfrom-no-env-warning", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return tj_2x8(n, env_from=[{"configMapRef": {"name": "nccl-tuning"}}])
 
@@ -1497,9 +1519,10 @@ def _(n):
     return tj_2x8(n, ns="restricted-ml")
 
 
-@case("policy-override-user-values", policy=policy(overrideUserValues="true"))
+@case("policy-override-user-values",
+      policy=policy(overrideUserValues="true") + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"}])
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "0"}])
 
 
 # Not a pod CREATE.
@@ -2083,19 +2106,19 @@ def mpi_trainjob(runtime="mpi-p5", nodes=2, gpu=None, env=None, nproc=None):
                      "trainer": trainer}}
 
 
-@case("job-trainjob-mpi-runtime-launcher-env-mutate", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-launcher-env-mutate", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # mpirun exports NCCL_P2P_LEVEL with -x itself: left out of the list.
     return job_review(n, mpi_trainjob())
 
 
 @case("job-trainjob-mpi-runtime-launcher-env-audit",
-      args=RUNTIMES_VIEW + " --mode audit")
+      args=RUNTIMES_VIEW + " --mode audit", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpi_trainjob())
 
 
-@case("job-trainjob-mpi-runtime-user-env-kept", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-user-env-kept", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpi_trainjob(env=[
         {"name": "FI_PROVIDER", "value": "efa"},
@@ -2113,7 +2136,7 @@ def _(n):
     return job_review(n, mpi_trainjob(runtime="mpi-p5-launcher-container"))
 
 
-@case("job-trainjob-mpi-runtime-no-trainer-mutate", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-no-trainer-mutate", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # Only the runtime's name: spec.trainer is made to hold the env.
     job = mpi_trainjob(runtime="mpi-p4d-2")
@@ -2301,17 +2324,17 @@ def _(n):
 # where the mpirun line has no -x; with -x (Open MPI 4 aborts on both) the
 # answer adds nothing and warns with the -x flags to add instead.
 
-@case("job-mpijob-2x8-launcher-env-patch")
+@case("job-mpijob-2x8-launcher-env-patch", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
 
 
-@case("job-mpijob-2x8-launcher-env-audit", args="--mode audit")
+@case("job-mpijob-2x8-launcher-env-audit", args="--mode audit", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
 
 
-@case("job-mpijob-launcher-x-flags-left-to-command")
+@case("job-mpijob-launcher-x-flags-left-to-command", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # -x FI_PROVIDER=efa on the command line: the user's to say, and no
     # env list beside it (mpirun 4.1 would abort); -x flags advised.
@@ -2322,7 +2345,7 @@ def _(n):
                                     "all_reduce_perf", "-b", "8", "-e", "8G"]))
 
 
-@case("job-mpijob-launcher-mca-env-list-on-command-warn")
+@case("job-mpijob-launcher-mca-env-list-on-command-warn", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # --mca on the command line beats OMPI_MCA_* in the environment.
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
@@ -2331,7 +2354,7 @@ def _(n):
                                     "NCCL_DEBUG=INFO", "all_reduce_perf"]))
 
 
-@case("job-mpijob-launcher-user-var-forwarded-by-name")
+@case("job-mpijob-launcher-user-var-forwarded-by-name", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # The user's NCCL_P2P_LEVEL in the launcher is kept, and the list
     # forwards it by name, with the user's value.
@@ -2340,7 +2363,7 @@ def _(n):
                                                "value": "PIX"}]))
 
 
-@case("job-mpijob-launcher-user-env-list-kept")
+@case("job-mpijob-launcher-user-env-list-kept", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
                                 launcher_env=[{
@@ -2356,7 +2379,7 @@ TORCHRUN_PER_NODE = ["mpirun", "-np", "2", "--map-by", "ppr:1:node",
                      "torchrun", "--nproc_per_node", "8", "train.py"]
 
 
-@case("job-mpijob-torchrun-per-node-2x8-patch")
+@case("job-mpijob-torchrun-per-node-2x8-patch", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(name="llama3-8b-mpi", workers=2, slots=1,
                                 gpu=8, efa=4, launcher_cmd=TORCHRUN_PER_NODE))
@@ -2604,7 +2627,7 @@ def _(n):
                                      node_selector=P5), JOB_CONTROLLER)
 
 
-@case("trainer-deepspeed-launcher-as-node-8gpu-mutate")
+@case("trainer-deepspeed-launcher-as-node-8gpu-mutate", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # runLauncherAsNode (the deepspeed-distributed runtime): the launcher
     # runs ranks on its GPUs too.
