@@ -852,6 +852,34 @@ def _(n):
               cpu="44", memory="170Gi", node_selector=it("g5.12xlarge"))
 
 
+# Rows added from Karpenter's instance-types.md and the g4 offer table
+# (issue 45, point 4): a 2-pod job of whole nodes on each. What each gets
+# follows its row: EFA where it has some (none on g4, g7e.2/4xlarge,
+# g7.2/4xlarge), /dev/shm host / 8 capped at the memory limit.
+NEW_ROWS = [("g5.24xlarge", 4, "170Gi"), ("g6.24xlarge", 4, "170Gi"),
+            ("g6e.24xlarge", 4, "350Gi"), ("g7e.2xlarge", 1, "28Gi"),
+            ("g7e.4xlarge", 1, "56Gi"), ("g7e.8xlarge", 1, "110Gi"),
+            ("g7e.12xlarge", 2, "230Gi"), ("g7e.24xlarge", 4, "460Gi"),
+            ("g7.2xlarge", 1, "12Gi"), ("g7.4xlarge", 1, "28Gi"),
+            ("g7.8xlarge", 1, "56Gi"), ("g7.12xlarge", 2, "84Gi"),
+            ("g7.24xlarge", 4, "170Gi"), ("g7.48xlarge", 8, "350Gi"),
+            ("g4-standard-48", 1, "84Gi"), ("g4-standard-96", 2, "170Gi"),
+            ("g4-standard-192", 4, "350Gi"),
+            ("g4-standard-384", 8, "700Gi")]
+
+
+def new_row_case(itype, gpus, memory):
+    @case("row-%s-whole-node-mutate" % itype.replace(".", "-"))
+    def _(n):
+        return tj(n, job="row-check", nnodes=2, nproc=str(gpus), gpu=gpus,
+                  index=1, cpu="4", memory=memory,
+                  node_selector=it(itype))
+
+
+for _t, _g, _m in NEW_ROWS:
+    new_row_case(_t, _g, _m)
+
+
 @case("g5-xlarge-single-gpu-mutate")
 def _(n):
     return tj(n, job="bert-base", nnodes=4, nproc="1", gpu=1, index=2,

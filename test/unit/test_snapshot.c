@@ -52,8 +52,8 @@ test_embedded(void)
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    CHECK_INT(s->n_types, 66);
-    CHECK_INT(s->n_products, 21);
+    CHECK_INT(s->n_types, 84);
+    CHECK_INT(s->n_products, 22);
     CHECK_INT(s->mode, MODE_ENFORCE);
     t = snapshot_lookup(s, "p4d.24xlarge");
     CHECK(t != NULL);
