@@ -91,6 +91,34 @@ print_var(const struct env_var *e, const char *indent, const char *head)
 }
 
 /*
+ * Which extended resources are RDMA NICs, by platform, and which of them
+ * count a shared plugin's slots (table.c's lists, with their sources).
+ */
+static void
+print_nic_names(void)
+{
+    static const struct {
+        enum rdma_class class;
+        const char *title;
+    } lists[] = {
+        {RDMA_NICS, "RDMA NIC resources (a unit is a NIC unless listed as "
+                    "slots below):"},
+        {RDMA_SLOTS, "of those, shared plugins' slots (one grants every "
+                     "HCA: a slot count never becomes a limit):"},
+    };
+
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        size_t n;
+        const struct rdma_name *names = table_rdma_names(lists[l].class, &n);
+
+        printf("\n%s\n", lists[l].title);
+        for (size_t i = 0; i < n; i++)
+            printf("  %-30s %s\n  %-30s   source: %s\n", names[i].pattern,
+                   names[i].who, "", names[i].source);
+    }
+}
+
+/*
  * The env each row adds (its own, then its profile's), and every env
  * profile with the rows its variables go to, on or off.
  */
@@ -175,6 +203,7 @@ print_text(const struct snapshot *s)
                t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic,
                from);
     }
+    print_nic_names();
     print_env(s);
     print_products(s);
 }

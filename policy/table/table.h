@@ -115,6 +115,20 @@ enum rdma_class {
 
 enum rdma_class table_rdma_class(const char *resource);
 
+/* One name of those lists: a pattern, who advertises it, the source. */
+struct rdma_name {
+    const char *pattern;
+    const char *who;
+    const char *source;
+};
+
+/*
+ * The RDMA NIC names (class RDMA_NICS: every RDMA resource, slots
+ * included) or, of those, the shared plugins' slots (RDMA_SLOTS), *n of
+ * them; static.
+ */
+const struct rdma_name *table_rdma_names(enum rdma_class class, size_t *n);
+
 /*
  * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)
  * through IMEX: p6e-gb200, GKE a4x, ND GB200 v6, the GPU products.

@@ -2035,12 +2035,39 @@ AKS_SKU_GPU = [{"key": "sku", "operator": "Equal", "value": "gpu",
                 "effect": "NoSchedule"}]
 
 
-@case("oci-rdma-vf-asked-no-sriov-vf-added")
+@case("oci-sriov-rdma-vf-asked-no-rdma-vf-added")
 def _(n):
-    # The table's nvidia.com/sriov_rdma_vf beside the pod's rdma-vf would
-    # ask every node for two NIC resources.
+    # A cluster on the VFs' older name: the table's nvidia.com/rdma-vf
+    # beside the pod's sriov_rdma_vf would ask every node for two NIC
+    # resources.
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  limits_extra={"nvidia.com/sriov_rdma_vf": "16"})
+
+
+# OCI OKE with the Network Operator: nvidia.com/rdma-vf, 16 VFs on the
+# dual-port BM.GPU.H100.8 (oracle-quickstart/oci-hpc-oke docs/using-rdma-
+# network-interfaces-in-manifests.md). The pod that asks for them itself,
+# as that page's manifest does, is left as it is.
+@case("oci-h100-2x8-rdma-vf-mutate")
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"))
+
+
+@case("oci-rdma-vf-16-asked-kept")
+def _(n):
     return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
                   limits_extra={"nvidia.com/rdma-vf": "16"})
+
+
+# rdma/ib: 1, as CoreWeave CKS's docs have pods ask for it ("used as a
+# boolean", docs.coreweave.com .../use-gpudirect-rdma), on nodes known by
+# their GFD product that advertise rdma/ib: 8 (test/nodes, not CoreWeave's
+# own allocatable, which no source gives): the pod's count is kept, and the
+# warning names the nodes' count.
+@case("view-gfd-rdma-ib-1-asked-kept-warn", args=ONPREM_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={"rack": "r12"},
+                  limits_extra={"rdma/ib": "1"})
 
 
 @case("aks-shared-ib-asked-no-rdma-ib-added")

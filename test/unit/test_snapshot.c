@@ -269,7 +269,7 @@ test_nic_resources(void)
     CHECK_STR(t ? type_nic_resource(t) : NULL, "rdma/ib");
     CHECK_INT(t ? t->efa : -1, 8);
     t = snapshot_lookup(s, "BM.GPU.H100.8");
-    CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/sriov_rdma_vf");
+    CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/rdma-vf");
     CHECK_INT(t ? t->efa : -1, 16);
     /* GKE attaches its NICs by annotation: no resource to patch. */
     t = snapshot_lookup(s, "a3-megagpu-8g");
