@@ -23,7 +23,7 @@ advice_command(struct finding *f, const struct workload *w)
 {
     if (w->launch_fixed[0] != '\0')
         strbuf_printf(next_part(f),
-                      "change the command's '%s' too: it overrides "
+                      "change the command's %s too: the command beats "
                       "the spec",
                       w->launch_fixed);
 }
@@ -63,9 +63,30 @@ computedomain_connected(const struct workload *w, const struct instance_type *t)
     return (w->cd_channel || w->imex_env) && type_multinode_nvlink(t);
 }
 
+/*
+ * The NICs a fix may ask for: the fewest that any type the pod can land
+ * on has under t's NIC resource (none where one lacks it), or topogate
+ * would refuse its own fix as unschedulable there (issue 43).
+ */
+static int
+fix_nics(const struct placement *p, const struct instance_type *t)
+{
+    const char *nic = type_nic_resource(t);
+    int fewest = nic ? t->efa : 0;
+
+    for (size_t i = 0; i < p->n_types && fewest > 0; i++) {
+        const char *other = type_nic_resource(p->types[i]);
+        if (other == NULL || strcmp(other, nic) != 0)
+            fewest = 0;
+        else if (p->types[i]->efa < fewest)
+            fewest = p->types[i]->efa;
+    }
+    return fewest;
+}
+
 static void
 judge(const struct workload *w, const struct instance_type *t,
-      struct finding *f)
+      const struct placement *p, struct finding *f)
 {
     memset(f, 0, sizeof(*f));
     if (w->gpus > t->count) {
@@ -92,10 +113,15 @@ judge(const struct workload *w, const struct instance_type *t,
         !w->cd_channel && !w->imex_env) {
         /* Whole nodes, but each one alone: NCCL crosses nodes on the NICs. */
         f->sev = SEV_SOFT;
-        strbuf_printf(next_part(f),
-                      "%ld-pod job on %s claims no ComputeDomain channel: "
+        /* A worker of mpi-operator carries no job size: say no number. */
+        if (w->pods_known)
+            strbuf_printf(next_part(f), "%ld-pod job", w->pods);
+        else
+            strbuf_puts(next_part(f), "multi-pod job");
+        strbuf_printf(&f->parts[0],
+                      " on %s claims no ComputeDomain channel: "
                       "NVLink across its nodes is unused",
-                      w->pods, t->name);
+                      t->name);
         strbuf_puts(next_part(f),
                     "claim a ComputeDomain's channel (its "
                     "spec.channel.resourceClaimTemplate) in "
@@ -123,7 +149,7 @@ judge(const struct workload *w, const struct instance_type *t,
                       t->name, t->count, t->accelerator, link_title(t->link),
                       w->gpus);
         advice_layout(next_part(f), w, t);
-        advice_resources(next_part(f), w, t);
+        advice_resources(next_part(f), w, t, fix_nics(p, t));
         advice_command(f, w);
         f->fragmented = true;
     } else if (t->link == LINK_PCIE) {
@@ -193,7 +219,7 @@ judge_all(const struct snapshot *s, const struct workload *w,
         return;
     }
     for (size_t i = 0; i < p->n_types; i++) {
-        judge(w, p->types[i], &f);
+        judge(w, p->types[i], p, &f);
         f.type = p->types[i];
         if (f.sev > worst->sev) {
             finding_free(worst);

@@ -13,6 +13,26 @@ nodes_for(long world, int per_node)
 }
 
 /*
+ * GPUs of each pod that no process uses: slotsPerWorker 1 on a 2-GPU
+ * worker starts 1 rank there (mpirun gives a host its slots, no more).
+ * A per-node launcher's torchrun starts the pod's processes itself.
+ */
+static long
+idle_per_pod(const struct workload *w)
+{
+    if (w->per_node_launcher || w->procs <= 0 || w->procs >= w->gpus)
+        return 0;
+    return w->gpus - w->procs;
+}
+
+/* The world the fix aims at: the job's ranks, and its idle GPUs too. */
+static long
+world_wanted(const struct workload *w)
+{
+    return workload_world(w) + w->pods * idle_per_pod(w);
+}
+
+/*
  * The layout to offer for the job of w on nodes of t: whole nodes with
  * the same world size, or, for a job smaller than a node, one pod with
  * all of it (one pod is never fragmented, and the user's world size is
@@ -22,7 +42,7 @@ static void
 layout_for(const struct workload *w, const struct instance_type *t,
            long *nodes, long *per_pod)
 {
-    long world = workload_world(w);
+    long world = world_wanted(w);
 
     if (world < t->count) {
         *nodes = 1;
@@ -88,15 +108,24 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "use %s: %ld, %s: %ld", f->nodes, nodes, f->procs,
                       per);
     }
-    if (now == world)
+    if (w->groups_alone && w->per_node_launcher && f->np)
+        /* No world size to keep: the job trains several alone today. */
+        strbuf_puts(sb, " (each torchrun is a world of its own: its line "
+                        "has no --nnodes)");
+    else if (now == world)
         strbuf_printf(sb, " (world size %ld kept)", world);
+    else if (idle_per_pod(w) > 0 && f->procs)
+        strbuf_printf(sb, " (world size %ld becomes %ld: %s %ld leaves %ld "
+                          "of each pod's %ld GPUs idle)",
+                      world, now, f->procs, w->procs, idle_per_pod(w),
+                      w->gpus);
     else
         strbuf_printf(sb, " (world size %ld becomes %ld)", world, now);
 }
 
 void
 advice_resources(struct strbuf *sb, const struct workload *w,
-                 const struct instance_type *t)
+                 const struct instance_type *t, int nics)
 {
     const struct kind_fix *f = kinds_fix(w->owner);
     bool whole = unsized(w, f);
@@ -118,9 +147,9 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "%s %s: %ld", f->limits, t->resource, per);
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (type_nic_resource(t) && whole)
+    if (nics > 0 && whole)
         strbuf_printf(sb, ", and %s: %d if there is more than one",
-                      type_nic_resource(t), t->efa);
-    else if (type_nic_resource(t) && nodes > 1)
-        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), t->efa);
+                      type_nic_resource(t), nics);
+    else if (nics > 0 && nodes > 1)
+        strbuf_printf(sb, ", %s: %d", type_nic_resource(t), nics);
 }

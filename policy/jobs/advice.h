@@ -19,9 +19,10 @@ void advice_layout(struct strbuf *sb, const struct workload *w,
 
 /*
  * Appends where the whole node's GPUs and EFA go, in the owner's fields:
- * "set spec.trainer.resourcesPerNode limits nvidia.com/gpu: 8, ...".
+ * "set spec.trainer.resourcesPerNode limits nvidia.com/gpu: 8, ...";
+ * nics is how many of t's NIC resource to ask for (0: none).
  */
 void advice_resources(struct strbuf *sb, const struct workload *w,
-                      const struct instance_type *t);
+                      const struct instance_type *t, int nics);
 
 #endif

@@ -53,6 +53,7 @@ job_workload(const struct expansion *e, const cJSON *pod, struct workload *w)
     w->has_master = e->job.has_master;
     w->elastic = e->job.elastic;
     w->per_node_launcher = e->job.per_node_launcher;
+    w->groups_alone = e->job.groups_alone;
     if (e->job.nodes > 0) {
         w->pods = e->job.nodes;
         w->pods_known = true;

@@ -59,9 +59,9 @@ hardcoded(const struct expansion *e, char *why, size_t len)
             launch_read(c, &l);
             if (launch_hardcoded(&l)) {
                 snprintf(why, len,
-                         "container '%s' hard-codes '%s' in its command",
+                         "container '%s' hard-codes %s in its command",
                          json_string(c, "name") ? json_string(c, "name") : "?",
-                         l.first);
+                         l.written);
                 return true;
             }
         }

@@ -35,6 +35,8 @@ struct job_shape {
     bool has_master;  /* PyTorchJob with a Master replica */
     bool per_node_launcher; /* MPIJob, slotsPerWorker 1: mpirun starts one
                                torchrun per worker, which starts procs */
+    bool groups_alone; /* ... and that torchrun has no --nnodes: each
+                          forms a world of its own */
     const char *runtime; /* TrainJob runtimeRef.name, borrowed, or NULL */
     bool runtime_missing; /* TrainJob: that runtime is not at hand */
 };

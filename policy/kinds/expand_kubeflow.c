@@ -190,6 +190,28 @@ starts_group_per_node(const cJSON *c)
 }
 
 /*
+ * A torchrun on the line with no --nnodes (nor PET_NNODES or a
+ * rendezvous endpoint) is its own world of --nproc_per_node: torchrun's
+ * default is one node (torch/distributed/run.py, --nnodes "1:1").
+ */
+static bool
+torchrun_alone(const cJSON *c)
+{
+    static const char *const joins[] = {
+        "--nnodes", "PET_NNODES", "--rdzv_endpoint", "--rdzv-endpoint",
+        "PET_RDZV_ENDPOINT",
+    };
+
+    if (!launch_mentions(c, "torchrun") &&
+        !launch_mentions(c, "torch.distributed.run"))
+        return false;
+    for (size_t i = 0; i < sizeof(joins) / sizeof(joins[0]); i++)
+        if (launch_mentions(c, joins[i]))
+            return false;
+    return true;
+}
+
+/*
  * One process group per worker under mpirun (slotsPerWorker: 1, -np =
  * workers, a torchrun or a script that starts the node's processes): a
  * common layout, right as it is. Its processes per pod are the
@@ -215,6 +237,7 @@ read_per_node_launcher(const cJSON *launcher, const cJSON *worker,
                 continue;
             launch_read(c, &ln);
             job->per_node_launcher = true;
+            job->groups_alone = torchrun_alone(c);
             job->procs = ln.nproc > 0 ? ln.nproc : 0;
             return;
         }

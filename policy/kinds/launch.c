@@ -82,8 +82,9 @@ ppr_per_node(const char *s, size_t len)
 
 static void
 record(struct launch *l, enum flag f, long v, const char *tok, size_t tlen,
-       const char *val, size_t vlen)
+       char sep, const char *val, size_t vlen)
 {
+    size_t used;
     long *slot = f == FLAG_NNODES  ? &l->nnodes
                  : f == FLAG_NPROC ? &l->nproc
                  : f == FLAG_NP    ? &l->np
@@ -95,9 +96,9 @@ record(struct launch *l, enum flag f, long v, const char *tok, size_t tlen,
     if (*slot >= 0 || v < 0)
         return;
     *slot = v;
-    if (l->first[0] == '\0')
-        snprintf(l->first, sizeof(l->first), "%.*s %.*s", (int)tlen, tok,
-                 (int)vlen, val);
+    used = strlen(l->written);
+    snprintf(l->written + used, sizeof(l->written) - used, "%s'%.*s%c%.*s'",
+             used ? " and " : "", (int)tlen, tok, sep, (int)vlen, val);
 }
 
 /* Words of one string, split on blanks and shell punctuation. */
@@ -115,14 +116,14 @@ scan(const char *s, struct launch *l, enum flag *pending, const char **ptok,
         if (len == 0)
             break;
         if (*pending != FLAG_NONE) {
-            record(l, *pending, literal(s, len), *ptok, *ptlen, s, len);
+            record(l, *pending, literal(s, len), *ptok, *ptlen, ' ', s, len);
             *pending = FLAG_NONE;
         } else if ((eq = memchr(s, '=', len)) != NULL) {
             enum flag f = flag_of(s, (size_t)(eq - s));
             size_t vlen = len - (size_t)(eq - s) - 1;
             if (f != FLAG_NONE)
-                record(l, f, literal(eq + 1, vlen), s, (size_t)(eq - s), eq + 1,
-                       vlen);
+                record(l, f, literal(eq + 1, vlen), s, (size_t)(eq - s), '=',
+                       eq + 1, vlen);
         } else if ((*pending = flag_of(s, len)) != FLAG_NONE) {
             *ptok = s;
             *ptlen = len;

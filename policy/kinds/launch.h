@@ -17,7 +17,9 @@ struct launch {
     long np;     /* mpirun -np / -n N; -1 if absent */
     long world;  /* --world-size / --world_size / WORLD_SIZE=N; -1 if absent */
     long per_node; /* mpirun -npernode / -N N, --map-by ppr:N:node; -1 */
-    char first[64]; /* the first of them as written, "--nnodes 2" */
+    /* All of them as written, quoted, in command order:
+     * "'--nnodes 2' and '--nproc_per_node 1'" (cut past 127 bytes). */
+    char written[128];
 };
 
 /* Reads command and args of one container. */

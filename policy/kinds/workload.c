@@ -330,7 +330,7 @@ read_launch_fixed(const cJSON *pod, struct workload *w)
             continue;
         launch_read(c, &l);
         if (launch_hardcoded(&l))
-            snprintf(w->launch_fixed, sizeof(w->launch_fixed), "%s", l.first);
+            snprintf(w->launch_fixed, sizeof(w->launch_fixed), "%s", l.written);
         return;
     }
 }

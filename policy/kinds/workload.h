@@ -52,11 +52,13 @@ struct workload {
     bool elastic;         /* PET_NNODES is "min:max" */
     long procs;           /* processes per pod */
     bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
+    bool groups_alone;    /* ... each a world of its own (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
     bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
-    char launch_fixed[64]; /* a shape flag the GPU container's command
-                              hard-codes, as written ("--nproc_per_node 1"),
-                              or "": the fix must name it */
+    char launch_fixed[128]; /* the shape flags the GPU container's
+                               command hard-codes, quoted as written
+                               ("'--nproc_per_node 1'"), or "": the fix
+                               must name them */
     bool imex_env;        /* its env asks for IMEX channels a node daemon
                              gives (NVIDIA_IMEX_CHANNELS, NCCL_MNNVL_ENABLE) */
     bool trainer_mpi;     /* Trainer v2 MPI runtime (MPI, DeepSpeed):

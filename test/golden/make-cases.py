@@ -979,6 +979,14 @@ def _(n):
               user_env=[{"name": "NVIDIA_IMEX_CHANNELS", "value": "0"}])
 
 
+# An MPIJob worker carries no job size (mpi-operator sets none on it):
+# the warning says "multi-pod", never a count it cannot read.
+@case("gb200-mpijob-worker-whole-node-no-channel-warn")
+def _(n):
+    return review(n, mpijob_worker_pod(n, index=17, gpu=4, efa=4,
+                                       node_selector=GB200), MPI_OPERATOR)
+
+
 # No type pinned: a ComputeDomain channel claim on nodes that carry
 # nvidia.com/gpu.clique (NVIDIA's and CoreWeave's samples: a required
 # podAffinity with it as topologyKey) is a GB200/GB300 NVLink domain.
@@ -2446,6 +2454,27 @@ def _(n):
                                 gpu=4, launcher_cmd=[
                                     "mpirun", "-np", "4", "bash", "-c",
                                     "torchrun --nproc_per_node=4 train.py"]))
+
+
+# One slot per worker on 2-GPU workers: mpirun starts 2 ranks, not 4,
+# and a GPU of each worker idles. The fix says so, with both world sizes.
+@case("job-mpijob-2x2-one-slot-idle-gpus-deny")
+def _(n):
+    return job_review(n, mpijob(name="bert-mpi", workers=2, slots=1, gpu=2))
+
+
+# The same, written as people do: the torchruns join one world of
+# workers x nproc through --nnodes and the MPI rank as the node's rank.
+@case("job-mpijob-torchrun-per-node-joined-4x4-deny")
+def _(n):
+    return job_review(n, mpijob(name="llama3-8b-mpi", workers=4, slots=1,
+                                gpu=4, launcher_cmd=[
+                                    "mpirun", "-np", "4", "bash", "-c",
+                                    "torchrun --nnodes=$OMPI_COMM_WORLD_SIZE "
+                                    "--node_rank=$OMPI_COMM_WORLD_RANK "
+                                    "--master_addr=llama3-8b-mpi-worker-0 "
+                                    "--master_port=29500 "
+                                    "--nproc_per_node=4 train.py"]))
 
 
 @case("job-mpijob-torchrun-per-node-not-repacked", policy=REPACK)

@@ -48,8 +48,10 @@ def parse_fix(texts):
     """The first fix in topogate's texts, None when there is none, or a
     str saying why the fix cannot be applied as data."""
     for t in texts:
-        m = re.search(r"(?:^|; )use (.+?) \(world size (\d+) (?:kept|"
-                      r"becomes (\d+))\)", t)
+        # world None: "each torchrun is a world of its own", no job size.
+        m = re.search(r"(?:^|; )use (.+?) \((?:world size (\d+) (?:kept|"
+                      r"becomes (\d+)[^)]*)|each torchrun is a world of its "
+                      r"own[^)]*)\)", t)
         if not m:
             continue
         items = {}
@@ -63,14 +65,18 @@ def parse_fix(texts):
                     break
             else:
                 return "fix item %r is not one the harness can apply" % part
-        world = int(m.group(3) or m.group(2))
+        world = int(m.group(3) or m.group(2)) if m.group(2) else None
         limits = {}
         lm = re.search(r"; set .*? limits ([^;]+)", t)
         if lm:
             for pair in lm.group(1).split(", "):
                 k, _, v = pair.partition(": ")
                 limits[k.strip()] = v.strip()
-        flags = re.findall(r"hard-codes '([^']+)'", t)
+        # A warning carries each part of the fix as its own text.
+        flags = []
+        for named in re.findall(r"(?:hard-codes|change the command's) "
+                                r"((?:'[^']+'(?: and )?)+)", "\n".join(texts)):
+            flags += re.findall(r"'([^']+)'", named)
         return Fix(m.group(1), items, world, limits, flags)
     return None
 
