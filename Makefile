@@ -56,7 +56,7 @@ UNIT_BIN    := $(UNIT_SRC:test/unit/%.c=$(BUILD)/unit/%)
 BUILD_DEPS = gcc make libc6-dev libmicrohttpd-dev libcjson-dev libyaml-dev \
 	libssl-dev openssl libgnutls28-dev libcurl4-gnutls-dev
 TEST_DEPS = curl valgrind python3 python3-yaml python3-jsonpatch \
-	python3-jsonschema openmpi-bin python3-torch
+	python3-jsonschema openmpi-bin python3-torch libxml2-utils
 # `make bench` only: load tools and the peers of ../shared/bench.
 BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 	openssl python3 valgrind

@@ -57,9 +57,10 @@ review_stdin(const struct snapshot *s, const struct view *view)
 
 static const char audit_usage[] =
     "usage: topogate audit [--policy FILE] [--mode enforce|warn|audit]\n"
-    "                      [-o text|json] [--fail-on deny|warn|never]\n"
-    "                      [--repack] [--with-pods] [--set NAME=VALUE]...\n"
-    "                      [--env] PATH... | -\n"
+    "                      [-o text|json|junit|sarif]\n"
+    "                      [--fail-on deny|warn|never] [--baseline FILE |\n"
+    "                      --write-baseline FILE] [--repack] [--with-pods]\n"
+    "                      [--set NAME=VALUE]... [--env] PATH... | -\n"
     "       topogate audit --review - [--policy FILE] [--mode MODE] "
     "[--repack]\n"
     "\n"
@@ -70,11 +71,18 @@ static const char audit_usage[] =
     "exactly as `serve` would. --repack turns on the policy's jobs.repack,\n"
     "as `serve --repack` does. --set NAME=VALUE (repeatable) and --env\n"
     "(the environment, as envsubst) render $NAME and ${NAME} in the inputs\n"
-    "first; a placeholder left unrendered blocks only the fields it is in.\n";
+    "first; a placeholder left unrendered blocks only the fields it is in.\n"
+    "-o junit and -o sarif are for CI and code scanning. --write-baseline\n"
+    "FILE writes every finding's id to FILE (exit 0 once written);\n"
+    "--baseline FILE then fails only on findings whose id it does not list.\n";
+
+enum audit_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_JUNIT, FORMAT_SARIF };
 
 struct audit_opts {
     const char *review, *policy, *mode, *nodes;
-    bool json, with_pods, repack;
+    const char *baseline, *write_baseline;
+    enum audit_format format;
+    bool with_pods, repack;
     enum audit_outcome fail_on; /* OUTCOME_SKIPPED: never */
     struct audit_vars vars;     /* names and values point into argv */
 };
@@ -194,38 +202,124 @@ fails(const struct audit_summary *sum, enum audit_outcome fail_on)
     return fail_on <= OUTCOME_WARN && (sum->mistakes > 0 || sum->errors > 0);
 }
 
+/* With a baseline: only the findings it does not list fail. */
+static bool
+new_findings_fail(const struct audit_findings *f, enum audit_outcome fail_on)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!f->items[i].known && audit_finding_fails(&f->items[i], fail_on))
+            return true;
+    return false;
+}
+
+/* On stderr, so that the report itself stays as without a baseline. */
+static void
+baseline_note(const struct audit_opts *o, const struct audit_findings *f)
+{
+    size_t known = 0, failing = 0;
+
+    for (size_t i = 0; i < f->n; i++) {
+        known += f->items[i].known;
+        failing += !f->items[i].known &&
+                   audit_finding_fails(&f->items[i], o->fail_on);
+    }
+    fprintf(stderr,
+            "topogate audit: baseline %s: %zu finding%s, %zu in the "
+            "baseline, %zu new (%zu failing at --fail-on)\n",
+            o->baseline, f->n, f->n == 1 ? "" : "s", known, f->n - known,
+            failing);
+    for (size_t i = 0; i < f->n; i++)
+        if (!f->items[i].known &&
+            audit_finding_fails(&f->items[i], o->fail_on))
+            fprintf(stderr, "  new %s %s %s:%d: %s\n", f->items[i].id,
+                    audit_rule_name(f->items[i].rule), f->items[i].path,
+                    f->items[i].line, f->items[i].message);
+}
+
+static int
+write_report(const struct snapshot *s, const struct audit_opts *o,
+             const struct audit_input *in, const struct audit_summary *sum,
+             const struct audit_findings *f)
+{
+    const char *no_colour = getenv("NO_COLOR");
+
+    switch (o->format) {
+    case FORMAT_JSON:
+        return audit_write_json(stdout, in, sum, s->origin, o->with_pods);
+    case FORMAT_JUNIT:
+        return audit_write_junit(stdout, in, f, s->origin, o->fail_on);
+    case FORMAT_SARIF:
+        return audit_write_sarif(stdout, in, f, s->origin,
+                                 o->baseline != NULL);
+    case FORMAT_TEXT:
+        break;
+    }
+    audit_write_text(stdout, in, sum,
+                     isatty(STDOUT_FILENO) &&
+                         (no_colour == NULL || *no_colour == '\0'));
+    return 0;
+}
+
 static int
 audit_paths(const struct snapshot *s, struct view_index *x,
             const struct audit_opts *o, char *const *paths, size_t n)
 {
     struct audit_input in;
     struct audit_summary sum;
+    struct audit_findings f = {0};
     struct view *view = NULL;
     int read = audit_input_read_vars(&in, paths, n, &o->vars), status;
 
     if (read == -2 || input_view(x, o->nodes != NULL, &in, &view) < 0 ||
-        evaluate(s, view, &in) < 0) {
+        evaluate(s, view, &in) < 0 || audit_findings_collect(&in, &f) < 0) {
         fprintf(stderr, "topogate audit: out of memory\n");
-        view_unref(view);
-        audit_input_free(&in);
-        return AUDIT_USAGE;
+        status = AUDIT_USAGE;
+        goto out;
     }
     audit_summarise(&in, &sum);
-    if (o->json) {
-        if (audit_write_json(stdout, &in, &sum, s->origin, o->with_pods) < 0)
-            fprintf(stderr, "topogate audit: out of memory\n");
-    } else {
-        const char *no_colour = getenv("NO_COLOR");
-        audit_write_text(stdout, &in, &sum,
-                         isatty(STDOUT_FILENO) &&
-                             (no_colour == NULL || *no_colour == '\0'));
+    /* A baseline that cannot be read is a usage error, before any report. */
+    if (o->baseline && audit_baseline_apply(o->baseline, &f) < 0) {
+        status = AUDIT_USAGE;
+        goto out;
     }
-    status = read < 0                  ? AUDIT_USAGE
-             : fails(&sum, o->fail_on) ? AUDIT_FAIL
-                                       : AUDIT_OK;
+    if (write_report(s, o, &in, &sum, &f) < 0)
+        fprintf(stderr, "topogate audit: out of memory\n");
+    if (o->baseline)
+        baseline_note(o, &f);
+    if (read < 0) {
+        if (o->write_baseline)
+            fprintf(stderr, "topogate audit: --write-baseline %s not "
+                            "written: a path could not be read\n",
+                    o->write_baseline);
+        status = AUDIT_USAGE;
+    } else if (o->write_baseline) {
+        /* Every finding is now in the baseline: none is new. */
+        status = audit_baseline_write(o->write_baseline, &f) < 0 ? AUDIT_USAGE
+                                                                 : AUDIT_OK;
+    } else if (o->baseline) {
+        status = new_findings_fail(&f, o->fail_on) ? AUDIT_FAIL : AUDIT_OK;
+    } else {
+        status = fails(&sum, o->fail_on) ? AUDIT_FAIL : AUDIT_OK;
+    }
+out:
+    audit_findings_free(&f);
     view_unref(view); /* decisions name its kinds: kept until here */
     audit_input_free(&in);
     return status;
+}
+
+/* -o's words, in enum audit_format order. */
+static int
+parse_format(const char *word, enum audit_format *out)
+{
+    static const char *const names[] = {"text", "json", "junit", "sarif"};
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(word, names[i]) == 0) {
+            *out = (enum audit_format)i;
+            return 0;
+        }
+    return -1;
 }
 
 static int
@@ -241,6 +335,8 @@ parse_options(int argc, char **argv, struct audit_opts *o)
         {"repack", no_argument, NULL, 'R'},
         {"nodes", required_argument, NULL, 'N'},
         {"set", required_argument, NULL, 's'},
+        {"baseline", required_argument, NULL, 'b'},
+        {"write-baseline", required_argument, NULL, 'W'},
         {"env", no_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -262,11 +358,17 @@ parse_options(int argc, char **argv, struct audit_opts *o)
             o->mode = optarg;
             break;
         case 'o':
-            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-                fprintf(stderr, "topogate audit: -o takes text or json\n");
+            if (parse_format(optarg, &o->format) < 0) {
+                fprintf(stderr, "topogate audit: -o takes text, json, junit "
+                                "or sarif\n");
                 return -1;
             }
-            o->json = strcmp(optarg, "json") == 0;
+            break;
+        case 'b':
+            o->baseline = optarg;
+            break;
+        case 'W':
+            o->write_baseline = optarg;
             break;
         case 'f':
             if (parse_fail_on(optarg, &o->fail_on) < 0) {
@@ -298,6 +400,19 @@ parse_options(int argc, char **argv, struct audit_opts *o)
             fputs(audit_usage, stderr);
             return -1;
         }
+    }
+    if (o->baseline && o->write_baseline) {
+        fprintf(stderr, "topogate audit: --baseline and --write-baseline "
+                        "do not go together: write a new baseline, or "
+                        "check against one\n");
+        return -1;
+    }
+    if (o->review && (o->baseline || o->write_baseline ||
+                      o->format >= FORMAT_JUNIT)) {
+        fprintf(stderr, "topogate audit: --review - answers with an "
+                        "AdmissionReview: no -o junit|sarif, --baseline or "
+                        "--write-baseline\n");
+        return -1;
     }
     return 0;
 }

@@ -95,4 +95,73 @@ int audit_write_json(FILE *out, const struct audit_input *in,
                      const struct audit_summary *sum, const char *policy,
                      bool with_pods);
 
+/*
+ * Findings: what CI outputs (JUnit, SARIF) and baselines speak of. A
+ * job's or a kind of pod's warn or deny, a manifest mistake, an
+ * unreadable document. Each has a stable id (audit_finding.c, derivation
+ * in docs/audit.md "Finding ids").
+ */
+enum audit_rule { RULE_DENY, RULE_WARN, RULE_MISTAKE, RULE_UNREADABLE };
+
+#define AUDIT_ID_LEN 16 /* hex digits of a finding id */
+
+struct audit_finding {
+    enum audit_rule rule;
+    size_t doc;          /* index into audit_input.docs */
+    const char *path;    /* its file, as given ("-": stdin); borrowed */
+    int line;
+    char id[AUDIT_ID_LEN + 1];
+    char *part;          /* "job", "Worker pod", "pod", "" (owned) */
+    char *workload;      /* "TrainJob ns/name", "" for unreadable (owned) */
+    char *finding;       /* what the id is derived from: the reason, the
+                            mistake, the error (owned) */
+    char *message;       /* for people, one line (owned) */
+    char *fix;           /* borrowed from the decision, or NULL */
+    char api_group[128];
+    unsigned occurrence; /* 0, or n for the n+1th finding of one key */
+    bool known;          /* listed in --baseline */
+};
+
+struct audit_findings {
+    struct audit_finding *items;
+    size_t n;
+};
+
+/* Every finding of an evaluated input, in report order. 0, or -1 out of
+ * memory (free *out anyway). */
+int audit_findings_collect(const struct audit_input *in,
+                           struct audit_findings *out);
+void audit_findings_free(struct audit_findings *f);
+
+/* "deny", "warn", "mistake", "unreadable". */
+const char *audit_rule_name(enum audit_rule r);
+
+/* Whether the finding alone makes the audit fail at --fail-on (known
+ * ones included: the caller checks known). */
+bool audit_finding_fails(const struct audit_finding *f,
+                         enum audit_outcome fail_on);
+
+/*
+ * --baseline FILE: marks known the findings whose id it lists. 0; -1
+ * with the reason on stderr (cannot be read, a line that is no id).
+ */
+int audit_baseline_apply(const char *path, struct audit_findings *f);
+
+/* --write-baseline FILE: every finding, one a line, sorted by id. 0;
+ * -1 with the reason on stderr. */
+int audit_baseline_write(const char *path, const struct audit_findings *f);
+
+/* JUnit XML (the Ant schema CI tools read): a suite per file, a case per
+ * workload or unreadable document; failures are the findings that fail
+ * at fail_on and are not known. 0, or -1 out of memory. */
+int audit_write_junit(FILE *out, const struct audit_input *in,
+                      const struct audit_findings *f, const char *policy,
+                      enum audit_outcome fail_on);
+
+/* SARIF 2.1.0, one run; baseline: results carry baselineState. 0, or -1
+ * out of memory. */
+int audit_write_sarif(FILE *out, const struct audit_input *in,
+                      const struct audit_findings *f, const char *policy,
+                      bool baseline);
+
 #endif

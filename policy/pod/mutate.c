@@ -763,6 +763,19 @@ warn_sentence(void *d, const char *sentence)
     return decision_warn(d, "%s", sentence);
 }
 
+/*
+ * Whether the pod will drive RDMA NICs, which pin (register) memory past
+ * the container's default RLIMIT_MEMLOCK: the NICs topogate gives, those
+ * it asks for under another name or reaches from the host, or those a
+ * multi-network annotation attaches. Only then does IPC_LOCK buy anything.
+ */
+static bool
+uses_rdma(const struct workload *w, const struct target *t, long efa)
+{
+    return efa > 0 || t->nic_hold == NIC_OTHER || t->nic_hold == NIC_HOST ||
+           (t->nic_annotation && !one_pod_job(w));
+}
+
 int
 mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
            const struct target *t, const struct inject *in, bool override,
@@ -804,7 +817,8 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
             pointer_index(cpath, sizeof(cpath), "/spec/containers", i, NULL);
             /* A launcher that runs ranks too (runLauncherAsNode) passes
              * the env on to those it starts on the other nodes. */
-            if ((in->ipc_lock && patch_ipc_lock(c, i, d) < 0) ||
+            if ((in->ipc_lock && uses_rdma(w, t, efa) &&
+                 patch_ipc_lock(c, i, d) < 0) ||
                 (in->env && (w->starts_ranks
                                  ? mutate_launcher_env(c, cpath, t, efa,
                                                        override, d)

@@ -6,6 +6,8 @@
 #   - inputs/list.yaml (a kind: List) as text and JSON: list.txt, list.json.
 #   - stdin: the same report as the file, named <stdin>.
 #   - Exit statuses: --fail-on deny|warn|never, unreadable paths, usage.
+#   - ci.sh: -o junit and -o sarif against their schemas and golden
+#     reports, finding ids, --baseline and --write-baseline.
 #   - check.py: every suggested patch applies with python jsonpatch and
 #     the patched pod passes k8s-validate --strict; and the very pods the
 #     audit expanded, sent to `serve` over HTTPS, get the same decision
@@ -135,6 +137,10 @@ grep -q 'no-such-file.yaml: No such file' "$TMP/err" && ok "missing file named" 
 expect "bad -o: exit status" 2 $?
 "$BIN" audit >/dev/null 2>&1
 expect "no path: exit status" 2 $?
+
+# --- CI: JUnit, SARIF, finding ids, baselines (ci.sh) --------------------
+
+. "$HERE/ci.sh"
 
 # --- patches apply and validate; serve agrees -----------------------------
 
