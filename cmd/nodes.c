@@ -58,21 +58,32 @@ cmd_view_read(struct view_index *x, const char *path)
     return rc < 0 ? -1 : nodes;
 }
 
-/* A quantity of NICs as people read it: "vpc.amazonaws.com/efa 4". */
+/*
+ * A quantity of NICs as people read it: "vpc.amazonaws.com/efa 4"; a
+ * shared plugin's count says "slots", as it is not a count of NICs.
+ */
 static void
 nic_text(const struct node_kind *k, const struct placement_row *r, bool known,
          char *out, size_t len)
 {
     const char *nic = known ? type_nic_resource(&r->row) : NULL;
+    long count = 0;
 
-    if (known && r->row.nic_annotation)
+    if (known && r->row.nic_annotation) {
         snprintf(out, len, "by annotation %s", r->row.nic_annotation);
-    else if (nic)
-        snprintf(out, len, "%s %d", nic, r->row.efa);
-    else if (k->n_nics > 0)
-        snprintf(out, len, "%s %ld", k->nics[0].resource, k->nics[0].count);
-    else
+        return;
+    }
+    if (nic == NULL && k->n_nics > 0) {
+        nic = k->nics[0].resource;
+        count = k->nics[0].count;
+    } else if (nic) {
+        count = r->row.efa;
+    }
+    if (nic == NULL)
         snprintf(out, len, "-");
+    else
+        snprintf(out, len, "%s %ld%s", nic, count,
+                 table_rdma_class(nic) == RDMA_SLOTS ? " slots" : "");
 }
 
 static const char *

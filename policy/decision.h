@@ -38,11 +38,10 @@ enum op_kind { OP_ADD, OP_REPLACE };
 
 /*
  * An op's path, like its value and the ops array, comes from cJSON's
- * allocator (cJSON_malloc()): where the caller reads a review in an arena
- * (json/jsonarena.h), all of a decision's patch goes with it. The
- * value is kept as the JSON text the patch will carry: a patch is a
- * dozen small values, and building them as cJSON trees only to print
- * them cost more than writing them.
+ * allocator (cJSON_malloc(), plain malloc: nothing sets cJSON's hooks)
+ * and is freed with the decision. The value is kept as the JSON text the
+ * patch will carry: a patch is a dozen small values, and building them
+ * as cJSON trees only to print them cost more than writing them.
  */
 struct op {
     enum op_kind kind;

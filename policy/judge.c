@@ -149,7 +149,8 @@ judge(const struct workload *w, const struct instance_type *t,
                       t->name, t->count, t->accelerator, link_title(t->link),
                       w->gpus);
         advice_layout(next_part(f), w, t);
-        advice_resources(next_part(f), w, t, fix_nics(p, t));
+        f->nics = fix_nics(p, t);
+        advice_resources(next_part(f), w, t, f->nics);
         advice_command(f, w);
         f->fragmented = true;
     } else if (t->link == LINK_PCIE) {

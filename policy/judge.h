@@ -31,6 +31,7 @@ struct finding {
     bool unschedulable; /* no point patching a pod that cannot run */
     bool fragmented;    /* split on an NVLink host: a repack would help */
     const struct instance_type *type; /* the row judged worst, or NULL */
+    int nics;           /* of type's NIC resource, the fix asks per node */
     struct strbuf parts[FINDING_PARTS];
     size_t n_parts;
 };

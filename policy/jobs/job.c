@@ -181,8 +181,8 @@ hard_finding(const struct snapshot *s, const struct admission *req,
     int rc = 0;
 
     if (s->repack && v->worst.fragmented && mode != MODE_AUDIT && create) {
-        rc = repack_job(req->object, e, v->w.gpus, workload_world(&v->w), t, d,
-                        why, sizeof(why));
+        rc = repack_job(req->object, e, v->w.gpus, workload_world(&v->w), t,
+                        v->worst.nics, d, why, sizeof(why));
         if (rc < 0)
             return -1;
         if (rc == 1) {

@@ -262,8 +262,8 @@ annotate(const cJSON *job, struct decision *d, const char *text)
 
 int
 repack_job(const cJSON *job, const struct expansion *e, long gpus, long world,
-           const struct instance_type *t, struct decision *d, char *why,
-           size_t why_len)
+           const struct instance_type *t, int nics, struct decision *d,
+           char *why, size_t why_len)
 {
     struct plan p = {.kind = e->kind};
     int rc;
@@ -294,14 +294,14 @@ repack_job(const cJSON *job, const struct expansion *e, long gpus, long world,
     }
     for (size_t i = 0; rc == 1 && i < p.n_sites; i++) {
         if (set_resource(d, &p.sites[i], RESOURCE_GPU, t->count) < 0 ||
-            (type_nic_resource(t) &&
-             set_resource(d, &p.sites[i], type_nic_resource(t), t->efa) < 0))
+            (nics > 0 &&
+             set_resource(d, &p.sites[i], type_nic_resource(t), nics) < 0))
             rc = -1;
     }
     if (rc == 1) {
         strbuf_printf(&p.changes, ", %s %ld->%d", RESOURCE_GPU, gpus, t->count);
-        if (type_nic_resource(t))
-            strbuf_printf(&p.changes, ", %s %d", type_nic_resource(t), t->efa);
+        if (nics > 0)
+            strbuf_printf(&p.changes, ", %s %d", type_nic_resource(t), nics);
         strbuf_printf(&p.changes, " (%s, world size %ld)", t->name, world);
     }
     changes = strbuf_take(&p.changes);

@@ -15,12 +15,13 @@
 
 /*
  * Adds to d the ops that repack job (expanded as e, gpus GPUs per pod
- * today, world processes) onto whole nodes of t, an annotation saying
- * what changed, and a warning. Returns 1 when repacked, 0 when it is not
+ * today, world processes) onto whole nodes of t with nics of its NIC
+ * resource each (judge.c's fix: the fewest of the candidates; 0: none),
+ * an annotation saying what changed, and a warning. Returns 1 when repacked, 0 when it is not
  * safe (why says why, one short clause), -1 out of memory.
  */
 int repack_job(const cJSON *job, const struct expansion *e, long gpus,
-               long world, const struct instance_type *t, struct decision *d,
-               char *why, size_t why_len);
+               long world, const struct instance_type *t, int nics,
+               struct decision *d, char *why, size_t why_len);
 
 #endif

@@ -119,8 +119,7 @@ cJSON *json_one_item(cJSON *value);
 
 /*
  * A node's JSON text, compact, as a malloc()ed string (NULL when out of
- * memory). cJSON prints with its allocation hooks, which may be a
- * review's arena (json/jsonarena.h): the copy is free()d as usual.
+ * memory), also for a node of a tree read into an arena: free() it.
  */
 char *json_text(const cJSON *node);
 

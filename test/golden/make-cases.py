@@ -1889,6 +1889,13 @@ def _(n):
 
 # serve --repack (and audit --repack) without a policy file; warn mode
 # repacks too, since warn mutates.
+# The nodes it can land on include g5.12xlarge, which has no EFA: the
+# repack asks for none, as the fix does, or the job would never schedule.
+@case("job-trainjob-16x1-view-repack-no-efa", args="--repack --nodes test/nodes/eks-p4d-p5-g5.yaml")
+def _(n):
+    return job_review(n, trainjob(pin=None))
+
+
 @case("job-trainjob-16x1-repack-flag-warn", args="--repack --mode warn")
 def _(n):
     return job_review(n, trainjob())
