@@ -155,6 +155,7 @@ test: test-deps fuzz-deps
 		{ echo "$(BUILD)/$$b is not linked with full RELRO"; exit 1; }; \
 	done
 	@test/layout/check.sh
+	@test/kube/view-scale.sh $(BUILD)/topogate
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -329,6 +330,7 @@ bench: bench-check
 	@SHARED=$(SHARED) test/bench/run.sh $(BUILD)/topogate $(BENCH_BIN)
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
 		tee test/bench/view.json
+	@NODES=50000 test/kube/view-scale.sh $(BUILD)/topogate
 
 # The in-process figures alone, in a few seconds.
 bench-decide: deps

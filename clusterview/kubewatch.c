@@ -7,12 +7,22 @@
  * alone owns, and swaps built views into the server; only the views
  * cross to the request threads, through server_set_view(). A helper that
  * exits is started again with backoff; one that cannot use its
- * configuration (exit 2) is not, and the view stays off.
+ * configuration (exit 2) is not, and the view stays off. A helper that
+ * says nothing for 30 s (it says "tick" every 2 s) is stuck or stopped:
+ * the view is no longer in sync, and the helper is killed and started
+ * again.
+ *
+ * Memory follows what is kept, not what is read: a list comes a line per
+ * object, into an index of its own that replaces the old one whole when
+ * the list is complete (and is dropped when it is not); one line is at
+ * most one object. After a list, and when the cluster has shrunk by
+ * half, freed memory goes back to the system (malloc_trim).
  */
 #include "clusterview/kubewatch.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,8 +48,15 @@ extern char **environ;
 #define HELPER "topogate-kubewatch"
 /* A view is built at most this often, however fast nodes change. */
 #define BUILD_INTERVAL_S 1
-/* One line is at most a whole list: 5,000 nodes are about 6 MiB. */
-#define LINE_MAX_BYTES (64u << 20)
+/* One line is one object, slimmed: a list item is at most 16 MiB as
+ * read (kube_internal.h), a watch event 8 MiB; a Kueue object keeps its
+ * spec whole. */
+#define LINE_MAX_BYTES (24u << 20)
+/* A line buffer past this is given back after its line. */
+#define LINE_KEEP_BYTES (1u << 20)
+/* The helper says "tick" every 2 s; this long without a line, it is
+ * stuck or stopped. */
+#define SILENT_MS 30000
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 30000
 /* A helper that ran this long was healthy: the next failure starts the
@@ -62,6 +79,14 @@ struct kubewatch {
     size_t len, cap;
     bool dirty;
     bool synced[RESOURCES_MAX]; /* settled, by kube_resources() index */
+    /* A list being read, by resource: replaces its part of index once
+     * whole. */
+    struct view_index *staging[RESOURCES_MAX];
+    uint64_t heard_ms; /* the helper's last line */
+    uint64_t silent_ms;
+    size_t trimmed_nodes; /* GPU nodes at the last malloc_trim */
+    size_t nodes, kinds;  /* of the view last published */
+    size_t per_node_logged;
     time_t built;
     bool too_many;
     unsigned backoff_ms;
@@ -177,6 +202,46 @@ all_synced(const struct kubewatch *w)
     return true;
 }
 
+static uint64_t now_ms(void);
+
+/* Gives freed memory back to the system (glibc keeps it otherwise). */
+static void
+trim(struct kubewatch *w, size_t nodes)
+{
+    malloc_trim(0);
+    w->trimmed_nodes = nodes;
+}
+
+/* An object of a list: into that resource's list in progress. */
+static int
+on_item(struct kubewatch *w, int i, const char *kind, const cJSON *obj)
+{
+    if (w->staging[i] == NULL && (w->staging[i] = view_index_new()) == NULL)
+        return -1;
+    return strcmp(kind, "Node") == 0
+               ? view_index_put_node(w->staging[i], obj)
+               : view_index_put_object(w->staging[i], kind, obj);
+}
+
+/* The end of a list: whole, it replaces what the index had of it. */
+static int
+on_listed(struct kubewatch *w, int i, const char *kind, bool whole)
+{
+    int rc = 0;
+
+    if (whole && w->staging[i] == NULL &&
+        (w->staging[i] = view_index_new()) == NULL)
+        return -1; /* an empty list */
+    if (whole) {
+        rc = view_index_take(w->index, kind, w->staging[i]);
+        w->dirty = true;
+    }
+    view_index_free(w->staging[i]); /* the old objects, or the partial list */
+    w->staging[i] = NULL;
+    trim(w, w->nodes);
+    return rc;
+}
+
 static void
 on_line(struct kubewatch *w, const char *text)
 {
@@ -186,16 +251,28 @@ on_line(struct kubewatch *w, const char *text)
     const char *kind = kube_resource_kind(res);
     int rc = 0;
 
-    if (op == NULL || kind == NULL) {
+    int ri = res ? kube_resource_index(res) : -1;
+
+    if (op != NULL && strcmp(op, "tick") == 0) {
+        /* Alive (heard_ms), and with every resource in sync the view in
+         * service is current as of now: its age says so. */
+        if (w->metrics && w->built != 0 && !w->dirty && all_synced(w))
+            metrics_set_view(w->metrics, w->nodes, w->kinds, true,
+                             (int64_t)time(NULL));
+        cJSON_Delete(l);
+        return;
+    }
+    if (op == NULL || kind == NULL || ri < 0 || ri >= RESOURCES_MAX) {
         log_warnx("cluster view: a line from %s that is not one: %.60s",
                   HELPER, text);
         cJSON_Delete(l);
         return;
     }
-    if (strcmp(op, "replace") == 0) {
-        rc = view_index_replace(w->index, kind,
-                                cJSON_GetObjectItem(l, "items"));
-        w->dirty = true;
+    if (strcmp(op, "item") == 0) {
+        rc = on_item(w, ri, kind, cJSON_GetObjectItem(l, "object"));
+    } else if (strcmp(op, "listed") == 0) {
+        rc = on_listed(w, ri, kind,
+                       cJSON_IsTrue(cJSON_GetObjectItem(l, "whole")));
     } else if (strcmp(op, "event") == 0) {
         const char *type =
             cJSON_GetStringValue(cJSON_GetObjectItem(l, "type"));
@@ -240,6 +317,7 @@ read_lines(struct kubewatch *w)
         return 0;
     if (n <= 0)
         return -1;
+    w->heard_ms = now_ms();
     if (w->len + (size_t)n + 1 > w->cap) {
         size_t cap = w->cap ? w->cap : 65536;
         char *grown;
@@ -256,16 +334,25 @@ read_lines(struct kubewatch *w)
         w->cap = cap;
     }
     memcpy(w->buf + w->len, chunk, (size_t)n);
+    /* Only the new bytes can end the line begun before them. */
+    char *start = w->buf, *scan = w->buf + w->len;
     w->len += (size_t)n;
     w->buf[w->len] = '\0';
-    char *start = w->buf;
-    while ((nl = strchr(start, '\n')) != NULL) {
+    while ((nl = memchr(scan, '\n', (size_t)(w->buf + w->len - scan))) !=
+           NULL) {
         *nl = '\0';
         on_line(w, start);
-        start = nl + 1;
+        start = scan = nl + 1;
     }
     w->len -= (size_t)(start - w->buf);
     memmove(w->buf, start, w->len);
+    if (w->cap > LINE_KEEP_BYTES && w->len < LINE_KEEP_BYTES / 2) {
+        char *less = realloc(w->buf, LINE_KEEP_BYTES / 2);
+        if (less != NULL) {
+            w->buf = less;
+            w->cap = LINE_KEEP_BYTES / 2;
+        }
+    }
     return 0;
 }
 
@@ -288,10 +375,23 @@ publish(struct kubewatch *w)
         log_warnx("cluster view: more than %d kinds of GPU node; a per-node "
                   "label is likely: decisions fall back to pins",
                   VIEW_KINDS_MAX);
+    for (; w->per_node_logged < v->n_per_node; w->per_node_logged++)
+        log_info("cluster view: label '%s' differs on most nodes that carry "
+                 "it: kinds are not split by its value",
+                 v->per_node[w->per_node_logged]);
     server_set_view(w->srv, v);
+    w->nodes = v->n_nodes;
+    w->kinds = v->n_kinds;
+    /* The age counts from when the view was last known current: built
+     * with every resource in sync (or so confirmed by a heartbeat). */
     if (w->metrics)
         metrics_set_view(w->metrics, v->n_nodes, v->n_kinds, all_synced(w),
-                         (int64_t)now);
+                         all_synced(w) ? (int64_t)now : 0);
+    /* A cluster that shrank by half: give the memory back. */
+    if (v->n_nodes < w->trimmed_nodes / 2)
+        trim(w, v->n_nodes);
+    else if (v->n_nodes > w->trimmed_nodes)
+        w->trimmed_nodes = v->n_nodes;
     log_debug("cluster view: %zu GPU nodes of %zu kinds", v->n_nodes,
               v->n_kinds);
     view_unref(v);
@@ -311,6 +411,10 @@ helper_ended(struct kubewatch *w, uint64_t *next_ms, uint64_t now_ms)
     status = helper_reap(w->child);
     w->child = -1;
     memset(w->synced, 0, sizeof(w->synced));
+    for (size_t i = 0; i < RESOURCES_MAX; i++) {
+        view_index_free(w->staging[i]); /* lists it did not finish */
+        w->staging[i] = NULL;
+    }
     w->dirty = true;
     if (w->metrics)
         metrics_watch_restart(w->metrics, "helper_exit");
@@ -357,7 +461,20 @@ watch_thread(void *arg)
                 w->gave_up = true;
             } else {
                 w->child_started = time(NULL);
+                w->heard_ms = now;
             }
+        }
+        if (w->child > 0 && now - w->heard_ms >= w->silent_ms) {
+            /* Stuck or stopped (SIGSTOP): its view is no longer in sync.
+             * Killed, it ends as any helper does, below. */
+            log_warnx("cluster view: %s silent for %llu s: view not in sync, "
+                      "starting it again",
+                      HELPER, (unsigned long long)(w->silent_ms / 1000));
+            memset(w->synced, 0, sizeof(w->synced));
+            if (w->metrics)
+                metrics_set_view(w->metrics, w->nodes, w->kinds, false, 0);
+            kill(w->child, SIGKILL);
+            w->heard_ms = now; /* once */
         }
         fds[1].fd = w->fd;
         if (poll(fds, w->fd >= 0 ? 2 : 1, 1000) < 0 && errno != EINTR)
@@ -383,6 +500,11 @@ watch_new(const char *kubeconfig)
     w->fd = -1;
     w->wake[0] = w->wake[1] = -1;
     w->backoff_ms = BACKOFF_MIN_MS;
+    w->silent_ms = SILENT_MS;
+    /* Tests only: test/kube/view-scale.sh stops a helper. */
+    if (getenv("TOPOGATE_TEST_HELPER_SILENT_S"))
+        w->silent_ms =
+            1000 * strtoull(getenv("TOPOGATE_TEST_HELPER_SILENT_S"), NULL, 10);
     if ((kubeconfig && (w->kubeconfig = strdup(kubeconfig)) == NULL) ||
         (w->index = view_index_new()) == NULL ||
         pipe2(w->wake, O_CLOEXEC) < 0) {
@@ -454,6 +576,8 @@ kubewatch_stop(struct kubewatch *w)
         if (w->wake[i] >= 0)
             close(w->wake[i]);
     view_index_free(w->index);
+    for (size_t i = 0; i < RESOURCES_MAX; i++)
+        view_index_free(w->staging[i]);
     free(w->buf);
     free(w->kubeconfig);
     free(w);

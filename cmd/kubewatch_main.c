@@ -7,10 +7,17 @@
  * Watches nodes, Kueue's queues and Trainer's runtimes (kube/kube.c)
  * and writes what it sees to stdout, one JSON object per line, for
  * `serve` to read (clusterview/kubewatch.c):
- *   {"op":"replace","res":R,"items":[...]}   a whole list of resource R
+ *   {"op":"item","res":R,"object":O}        one object of a list of R
+ *   {"op":"listed","res":R,"whole":B}       true: the items since the last
+ *                                           "listed" are all of R; false:
+ *                                           forget them, the list restarts
  *   {"op":"event","res":R,"type":T,"object":O}
  *   {"op":"restart","res":R,"reason":W}
  *   {"op":"state","res":R,"synced":B,"why":W}
+ *   {"op":"tick"}                           every 2 s: the helper is alive
+ * A list is written an object at a time, as the client reads it: the
+ * helper keeps no object after its line is written, so its memory does
+ * not grow with the cluster.
  * Objects are cut down to what decisions read (name, namespace, labels,
  * taints, allocatable; Kueue's and Trainer's spec). Without --kubeconfig it is in
  * cluster: the service account's token is read here alone. --check
@@ -47,10 +54,17 @@ static const char usage[] =
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t settled_cond = PTHREAD_COND_INITIALIZER;
 static bool settled[8];
+static unsigned ticks;
 
-/* One line out; a reader that went away ends the helper. */
+/* How often the helper says it is alive (clusterview/kubewatch.c gives
+ * up on one silent for 30 s). */
+#define HEARTBEAT_S 2
+
+/* One line out; a reader that went away ends the helper. flush: at once
+ * (the list's items wait for the stdio buffer to fill or the list to
+ * end). */
 static void
-emit(cJSON *line)
+emit_line(cJSON *line, bool flush)
 {
     char *text = line ? cJSON_PrintUnformatted(line) : NULL;
 
@@ -59,9 +73,15 @@ emit(cJSON *line)
         log_warnx("out of memory writing a line: exiting");
         _exit(1);
     }
-    if (puts(text) == EOF || fflush(stdout) == EOF)
+    if (puts(text) == EOF || (flush && fflush(stdout) == EOF))
         _exit(0); /* serve stopped reading: nothing left to do */
     free(text);
+}
+
+static void
+emit(cJSON *line)
+{
+    emit_line(line, true);
 }
 
 static cJSON *
@@ -111,14 +131,35 @@ slim(const cJSON *obj)
 }
 
 static void
-on_replace(void *ctx, const struct kube_resource *r, const cJSON *items)
+on_item(void *ctx, const struct kube_resource *r, const cJSON *object)
 {
-    cJSON *l = line_new("replace", r), *arr = cJSON_AddArrayToObject(l, "items");
-    const cJSON *it;
+    cJSON *l = line_new("item", r);
 
     (void)ctx;
-    cJSON_ArrayForEach(it, items) cJSON_AddItemToArray(arr, slim(it));
+    cJSON_AddItemToObject(l, "object", slim(object));
+    emit_line(l, false);
+}
+
+static void
+on_listed(void *ctx, const struct kube_resource *r, bool whole)
+{
+    cJSON *l = line_new("listed", r);
+
+    (void)ctx;
+    cJSON_AddBoolToObject(l, "whole", whole);
     emit(l);
+}
+
+static void
+on_tick(void *ctx)
+{
+    (void)ctx;
+    if (++ticks % HEARTBEAT_S == 0) {
+        cJSON *l = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(l, "op", "tick");
+        emit(l);
+    }
 }
 
 static void
@@ -194,8 +235,8 @@ wait_settled(void)
 int
 main(int argc, char **argv)
 {
-    struct kube_sink sink = {NULL, on_replace, on_event, on_restart, on_state,
-                             NULL};
+    struct kube_sink sink = {NULL,       on_item,  on_listed, on_event,
+                             on_restart, on_state, on_tick};
     const char *kubeconfig = NULL;
     bool check = false, once = false;
     struct kube_config cfg;

@@ -8,7 +8,10 @@
  *
  *   DISCOVER (optional resources: GET /apis/GROUP, pick a version)
  *     -> LIST (limit=500 and continue; resourceVersion=0 at first, unset
- *        after a 410; any failure restarts the list whole)
+ *        after a 410 on a list, the last one seen and unpaged after a
+ *        410 on a watch; any failure restarts the list whole; each item
+ *        goes to the sink as it is read, kubelist.c, and a list past
+ *        1,000 pages or 500,000 items is cut and started over)
  *     -> WATCH (from the list's resourceVersion, with bookmarks and a
  *        random timeoutSeconds in [300, 600])
  *
@@ -16,10 +19,13 @@
  * is logged when it differs from the last one logged for that resource,
  * so an apiserver that is down for an hour gives one line, not hundreds.
  *
- * A failure backs off 0.8 s, doubling to 30 s, plus up to half again,
+ * A failure backs off 0.8 s, doubling to 30 s, plus up to as much again,
  * from the start once the last failure is 2 minutes old (client-go's
- * 800 ms, 30 s, 2 min). A 410 lists again at once; the end of a watch
- * at its timeoutSeconds watches again at once.
+ * reflector: 800 ms, 30 s, 2 min, jitter 1.0; kubeanswer.c). A 410 on
+ * a list lists again at once; a 410 on a watch lists again after that
+ * back-off, so an apiserver that expires every watch is asked less and
+ * less often; the end of a watch at its timeoutSeconds watches again at
+ * once.
  *
  * Connections: curl keeps one only when its response was read whole (an
  * error status included: its body is read to the end); a watch, which
@@ -132,7 +138,8 @@ kube_url(struct kube_res *s)
     case KUBE_DISCOVER:
         return kubereq_discovery_url(w->cfg.server, s->r->group);
     case KUBE_LIST:
-        return kubereq_list_url(&t, KUBE_LIST_LIMIT, s->cont, s->rv_unset);
+        return kubereq_list_url(&t, KUBE_LIST_LIMIT, s->cont, s->rv_unset,
+                                s->rv_last ? s->rv : NULL);
     case KUBE_WATCH:
         break;
     }
@@ -175,6 +182,7 @@ kube_start(struct kube_res *s, uint64_t now)
     s->events = 0;
     s->started_ms = now;
     kubeframe_reset(&s->frame);
+    kubelist_reset(&s->list);
     strbuf_free(&s->body);
     if (curl_multi_add_handle(w->multi, e) != CURLM_OK)
         goto out;
@@ -286,7 +294,7 @@ kube_free(struct kube_watch *w)
             curl_easy_cleanup(s->easy);
         }
         curl_slist_free_all(s->hdrs);
-        cJSON_Delete(s->items);
+        kubelist_free(&s->list);
         free(s->rv);
         free(s->cont);
         strbuf_free(&s->body);
@@ -348,6 +356,7 @@ kube_watch_start(const struct kube_config *cfg,
         s->backoff_ms = w->backoff_min_ms;
         s->next_ms = now;
         kubeframe_init(&s->frame, KUBE_EVENT_MAX);
+        kubelist_init(&s->list, KUBE_ITEM_MAX, KUBE_LIST_REST_MAX);
         if (s->r->optional) {
             s->phase = KUBE_DISCOVER;
         } else {

@@ -69,17 +69,25 @@ struct kube_resource {
 
 /*
  * What the watch thread hands over. Each callback may be NULL.
- * replace: a complete list (all pages, one resourceVersion): items
- *   replaces everything known of that resource. Also called with an
- *   empty array when an optional resource turns out not to be served.
+ * item: one object of a list, as it is read: a list is never held
+ *   whole, here or in a page (a list at resourceVersion=0 is one page of
+ *   the whole cluster).
+ * listed: whole true: the items since the last listed() are a complete
+ *   list (all pages, one resourceVersion) and replace everything known
+ *   of that resource. Also called, with no items before it, when an
+ *   optional resource turns out not to be served. whole false: the list
+ *   failed part way and starts over: forget its items.
  * event: one watch event, type "ADDED", "MODIFIED" or "DELETED".
  * restart: the loop went back to listing, watching or backed off; reason
  *   is one word of a fixed set, for a metric label:
  *     watch_end     the server ended a watch (its timeoutSeconds): watch
  *                   again from the last resourceVersion at once
- *     expired       410 Gone, as a status or an ERROR event: list again
+ *     expired       410 Gone, as a status or an ERROR event: back off
+ *                   (as client-go's reflector does), list again
  *     error_event   another ERROR event in a watch: back off, watch again
- *     too_large     one event or list page past its cap: back off, list
+ *     too_large     one event or list item past its cap, or a list past
+ *                   its cap of pages or items (kube_internal.h): back
+ *                   off, list
  *     bad_json      a body or event that is not what the API says: ditto
  *     dropped       the connection failed or broke: back off, retry
  *     timeout       connect or request timeout: back off, retry
@@ -98,8 +106,9 @@ struct kube_resource {
  */
 struct kube_sink {
     void *ctx;
-    void (*replace)(void *ctx, const struct kube_resource *r,
-                    const cJSON *items);
+    void (*item)(void *ctx, const struct kube_resource *r,
+                 const cJSON *object);
+    void (*listed)(void *ctx, const struct kube_resource *r, bool whole);
     void (*event)(void *ctx, const struct kube_resource *r, const char *type,
                   const cJSON *object);
     void (*restart)(void *ctx, const struct kube_resource *r,

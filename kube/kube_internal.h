@@ -17,6 +17,7 @@
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubeframe.h"
+#include "kube/kubelist.h"
 
 /*
  * The apiserver sends a bookmark about once a minute on a quiet watch;
@@ -32,8 +33,22 @@
 #define KUBE_LIST_LIMIT 500
 /* One event: a Node is tens of KiB, a huge CRD object a few MiB. */
 #define KUBE_EVENT_MAX (8u << 20)
-/* One page of 500 objects; gzip makes the wire smaller, not this. */
-#define KUBE_PAGE_MAX (256u << 20)
+/* One list item: more than an event, so that an event too large for us
+ * lists again, where the object comes through. etcd refuses a request
+ * over 1.5 MiB by default (--max-request-bytes), so no real object comes
+ * near either. */
+#define KUBE_ITEM_MAX (16u << 20)
+/* A list's envelope (kind, apiVersion, metadata), items left out. */
+#define KUBE_LIST_REST_MAX (1u << 20)
+/*
+ * A list that never ends (a continue token on every page) is cut here
+ * and started over after a back-off. 1,000 pages of 500 are 500,000
+ * objects; the largest clusters Kubernetes supports have 5,000 nodes
+ * (kubernetes.io/docs/setup/best-practices/cluster-large/) and the
+ * largest managed ones tens of thousands.
+ */
+#define KUBE_LIST_PAGES_MAX 1000
+#define KUBE_LIST_ITEMS_MAX 500000
 /* A Status body of a failed watch: we log its message, nothing more. */
 #define KUBE_STATUS_MAX (64u << 10)
 #define KUBE_BACKOFF_MS 800
@@ -53,6 +68,7 @@ enum kube_next {
     KUBE_REWATCH_NOW,  /* watch again from rv at once */
     KUBE_BACKOFF,      /* wait, then resume where we were */
     KUBE_BACKOFF_LIST, /* wait, then list again */
+    KUBE_RELIST_LATER, /* wait, still in sync, then list again (a 410) */
     KUBE_ABSENT,       /* optional and not served: empty, look later */
 };
 
@@ -64,11 +80,14 @@ struct kube_res {
     char *rv;            /* last resourceVersion seen, or NULL */
     char *cont;          /* continue token of the list in progress */
     bool rv_unset;       /* next list at resourceVersion "" (after 410) */
-    cJSON *items;        /* pages listed so far */
+    bool rv_last;        /* next list at rv, unpaged (a watch's 410) */
+    size_t list_items;   /* handed to the sink in this list so far */
+    unsigned list_pages; /* pages read in this list so far */
     CURL *easy;          /* the request in flight, or NULL */
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
-    struct strbuf body;       /* a list, discovery or error body */
+    struct strbuf body;       /* a discovery or error body */
+    struct kubelist list;     /* a list page, item by item */
     struct kubeframe frame;   /* a watch's events */
     const char *abort_reason; /* set where we abort a transfer */
     enum kube_next abort_next;

@@ -59,32 +59,49 @@ kube_state(struct kube_res *s, bool synced, const char *why)
         k->state(k->ctx, s->r, synced, why);
 }
 
+/* Forgets a list in progress; the sink forgets the items it was given. */
 static void
 kube_list_reset(struct kube_res *s)
 {
-    cJSON_Delete(s->items);
-    s->items = NULL;
+    const struct kube_sink *k = &s->w->sink;
+
+    if (s->list_items > 0 && k->listed != NULL)
+        k->listed(k->ctx, s->r, false);
+    s->list_items = 0;
+    s->list_pages = 0;
+    kubelist_reset(&s->list);
     free(s->cont);
     s->cont = NULL;
     s->phase = KUBE_LIST;
 }
 
-/* Waits the back-off: 0.8 s doubling to 30 s, plus up to half again. */
+/*
+ * Waits the back-off of client-go's reflector: 0.8 s doubling to 30 s,
+ * plus up to as much again (jitter 1.0), back to 0.8 s once the last
+ * back-off is 2 minutes old. kubernetes/client-go tools/cache/
+ * reflector.go, NewReflectorWithOptions():
+ * NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0); apimachinery
+ * pkg/util/wait/backoff.go, Jitter(): d + rand * 1.0 * d. unsync: the
+ * resource's data is not to be trusted meanwhile (not after a 410: the
+ * list in hand is complete, only a little old).
+ */
 static void
-kube_backoff(struct kube_res *s, uint64_t now, const char *reason)
+kube_backoff(struct kube_res *s, uint64_t now, const char *reason,
+             bool unsync)
 {
     struct kube_watch *w = s->w;
     uint64_t delay;
 
     if (s->failed_ms == 0 || now - s->failed_ms >= KUBE_BACKOFF_RESET_MS)
         s->backoff_ms = w->backoff_min_ms;
-    delay = s->backoff_ms + kube_random(w) % (s->backoff_ms / 2 + 1);
+    delay = s->backoff_ms + kube_random(w) % (s->backoff_ms + 1);
     s->backoff_ms *= 2;
     if (s->backoff_ms > KUBE_BACKOFF_MAX_MS)
         s->backoff_ms = KUBE_BACKOFF_MAX_MS;
     s->failed_ms = now;
     s->next_ms = now + delay;
-    kube_state(s, false, reason);
+    if (unsync)
+        kube_state(s, false, reason);
 }
 
 /* An optional resource that is not there: nothing, until we look again. */
@@ -101,13 +118,8 @@ kube_absent(struct kube_res *s, uint64_t now, const char *reason)
     s->phase = KUBE_DISCOVER;
     s->version = NULL;
     s->next_ms = now + s->w->rediscover_ms;
-    if (!s->absent && k->replace != NULL) {
-        cJSON *empty = cJSON_CreateArray();
-
-        if (empty != NULL)
-            k->replace(k->ctx, s->r, empty);
-        cJSON_Delete(empty);
-    }
+    if (!s->absent && k->listed != NULL)
+        k->listed(k->ctx, s->r, true); /* an empty list */
     s->absent = true;
     kube_state(s, false, why);
 }
@@ -128,7 +140,8 @@ kube_fail(struct kube_res *s, uint64_t now, const char *reason,
                       reason, detail, (unsigned)(s->w->rediscover_ms / 1000));
     else
         kube_log_once(s, reason, "%s (%s)%s", reason, detail,
-                      next == KUBE_RELIST_NOW || next == KUBE_BACKOFF_LIST
+                      next == KUBE_RELIST_NOW || next == KUBE_BACKOFF_LIST ||
+                              next == KUBE_RELIST_LATER
                           ? ": listing again"
                           : "");
     switch (next) {
@@ -141,13 +154,17 @@ kube_fail(struct kube_res *s, uint64_t now, const char *reason,
         break;
     case KUBE_BACKOFF_LIST:
         kube_list_reset(s);
-        kube_backoff(s, now, reason);
+        kube_backoff(s, now, reason, true);
+        break;
+    case KUBE_RELIST_LATER:
+        kube_list_reset(s);
+        kube_backoff(s, now, reason, false);
         break;
     case KUBE_BACKOFF:
         /* A list restarts whole; a watch resumes from rv. */
         if (s->phase == KUBE_LIST)
             kube_list_reset(s);
-        kube_backoff(s, now, reason);
+        kube_backoff(s, now, reason, true);
         break;
     case KUBE_ABSENT:
         kube_absent(s, now, reason);
@@ -212,8 +229,10 @@ kube_event(struct kube_res *s, const char *p, size_t n)
                  cJSON_IsNumber(code) ? code->valueint : 0,
                  cJSON_IsString(msg) ? msg->valuestring : "");
         if (gone) {
-            s->rv_unset = true;
-            kube_abort(s, "expired", KUBE_RELIST_NOW, detail);
+            /* client-go lists at the last resourceVersion then, from
+             * the watch cache: data at least that new (watch()). */
+            s->rv_last = s->rv != NULL;
+            kube_abort(s, "expired", KUBE_RELIST_LATER, detail);
         } else {
             kube_abort(s, "error_event", KUBE_BACKOFF, detail);
         }
@@ -266,6 +285,51 @@ kube_stream(struct kube_res *s, const char *p, size_t n)
     return -1; /* kube_event() said why */
 }
 
+/* One item of a list page, handed over as it is read. */
+static int
+kube_item(void *ctx, const char *p, size_t n)
+{
+    struct kube_res *s = ctx;
+    const struct kube_sink *k = &s->w->sink;
+    cJSON *obj;
+
+    if (s->list_items >= KUBE_LIST_ITEMS_MAX) {
+        kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
+                   "a list of more than 500000 items");
+        return -1;
+    }
+    if ((obj = cJSON_ParseWithLength(p, n)) == NULL) {
+        kube_abort(s, "bad_json", KUBE_BACKOFF_LIST,
+                   "a list item that is not JSON");
+        return -1;
+    }
+    s->list_items++;
+    if (k->item != NULL)
+        k->item(k->ctx, s->r, obj);
+    cJSON_Delete(obj);
+    return 0;
+}
+
+static int
+kube_list_stream(struct kube_res *s, const char *p, size_t n)
+{
+    switch (kubelist_feed(&s->list, p, n, kube_item, s)) {
+    case KUBELIST_OK:
+        return 0;
+    case KUBELIST_TOO_LARGE:
+        kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
+                   "a list item over 16 MiB, or a list envelope over 1 MiB");
+        return -1;
+    case KUBELIST_NOT_JSON:
+        kube_abort(s, "bad_json", KUBE_BACKOFF_LIST,
+                   "a list that is not an object of items");
+        return -1;
+    case KUBELIST_STOPPED:
+        break;
+    }
+    return -1; /* kube_item() said why */
+}
+
 size_t
 kube_write(char *p, size_t size, size_t n, void *arg)
 {
@@ -277,8 +341,13 @@ kube_write(char *p, size_t size, size_t n, void *arg)
     s->status_ok = code == 200;
     if (s->phase == KUBE_WATCH && s->status_ok)
         return kube_stream(s, p, len) == 0 ? len : 0;
+    if (s->phase == KUBE_LIST && s->status_ok)
+        return kube_list_stream(s, p, len) == 0 ? len : 0;
+    /* Discovery (an APIGroup of a few hundred bytes) is capped as an
+     * envelope is. */
     if (kube_body_add(s, p, len,
-                      s->status_ok ? KUBE_PAGE_MAX : KUBE_STATUS_MAX) != 0) {
+                      s->status_ok ? KUBE_LIST_REST_MAX : KUBE_STATUS_MAX) !=
+        0) {
         if (!s->status_ok)
             return len; /* an error's body: its start is enough */
         kube_abort(s, "too_large", KUBE_BACKOFF_LIST,
@@ -363,61 +432,57 @@ out:
     cJSON_Delete(g);
 }
 
-/* One page of a list; the last one hands the whole list over. */
+/* The end of one page of a list; the last one completes it. */
 static void
 kube_listed(struct kube_res *s, uint64_t now)
 {
     const struct kube_sink *k = &s->w->sink;
-    cJSON *l = kube_body_parse(s);
-    cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(l, "items");
+    size_t len;
+    const char *text = kubelist_rest(&s->list, &len);
+    cJSON *l = kubelist_done(&s->list) ? cJSON_ParseWithLength(text, len)
+                                       : NULL;
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(l, "items");
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(l, "metadata");
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(md, "resourceVersion");
     const cJSON *cont = cJSON_GetObjectItemCaseSensitive(md, "continue");
+    size_t n;
 
-    strbuf_free(&s->body);
-    if (cJSON_IsNull(items)) {
-        /* Go encodes an empty slice of some lists as null. */
-        cJSON_Delete(items);
-        items = cJSON_CreateArray();
-    }
-    if (!cJSON_IsArray(items) || !cJSON_IsString(rv) ||
+    kubelist_reset(&s->list);
+    /* Go encodes an empty slice of some lists as null. */
+    if (!(cJSON_IsArray(items) || cJSON_IsNull(items)) || !cJSON_IsString(rv) ||
         *rv->valuestring == '\0') {
         kube_fail(s, now, "bad_json", KUBE_BACKOFF,
                   "a list without items or metadata.resourceVersion");
         goto out;
     }
-    if (s->items == NULL) {
-        s->items = items;
-        items = NULL;
-    } else {
-        cJSON *it;
-
-        while (items->child != NULL) {
-            it = cJSON_DetachItemViaPointer(items, items->child);
-            cJSON_AddItemToArray(s->items, it);
-        }
-    }
     if (cJSON_IsString(cont) && *cont->valuestring != '\0') {
+        if (++s->list_pages >= KUBE_LIST_PAGES_MAX) {
+            kube_fail(s, now, "too_large", KUBE_BACKOFF_LIST,
+                      "a list of more than 1000 pages");
+            goto out;
+        }
         kube_set_str(&s->cont, cont->valuestring);
         s->next_ms = now;
         goto out;
     }
     /* All pages share the first page's resourceVersion: a snapshot. */
     kube_set_str(&s->rv, rv->valuestring);
-    if (k->replace != NULL)
-        k->replace(k->ctx, s->r, s->items);
+    n = s->list_items;
+    s->list_items = 0; /* complete: nothing to forget */
+    if (k->listed != NULL)
+        k->listed(k->ctx, s->r, true);
     if (s->logged != NULL || !s->synced)
-        log_info("kube: %s: listed %d at resourceVersion %s, watching",
-                 s->r->name, cJSON_GetArraySize(s->items), s->rv);
+        log_info("kube: %s: listed %zu at resourceVersion %s, watching",
+                 s->r->name, n, s->rv);
     s->logged = NULL;
     s->absent = false;
     s->rv_unset = false;
+    s->rv_last = false;
     kube_list_reset(s);
     s->phase = KUBE_WATCH;
     s->next_ms = now;
     kube_state(s, true, NULL);
 out:
-    cJSON_Delete(items);
     cJSON_Delete(l);
 }
 
@@ -448,9 +513,21 @@ kube_http_error(struct kube_res *s, uint64_t now, long code,
          * not a reason to spin. */
         bool again = s->phase == KUBE_LIST && s->cont == NULL && s->rv_unset;
 
-        s->rv_unset = true;
+        if (s->phase == KUBE_WATCH) {
+            s->rv_last = s->rv != NULL; /* as for an ERROR event */
+            s->rv_unset = s->rv == NULL;
+        } else {
+            s->rv_last = false;
+            s->rv_unset = true;
+        }
+        /* client-go lists again at once after a 410 on a list (its
+         * pager, and list()), and after the reflector's back-off after
+         * one on a watch (watch() returns, Run()'s BackoffUntil waits). */
         kube_fail(s, now, "expired",
-                  again ? KUBE_BACKOFF_LIST : KUBE_RELIST_NOW, detail);
+                  again                     ? KUBE_BACKOFF_LIST
+                  : s->phase == KUBE_WATCH ? KUBE_RELIST_LATER
+                                            : KUBE_RELIST_NOW,
+                  detail);
     } else if (code == 429 || code >= 500) {
         kube_fail(s, now, code == 429 ? "http_429" : "http_5xx", KUBE_BACKOFF,
                   detail);
@@ -527,6 +604,7 @@ kube_done(struct kube_res *s, CURLcode rc, uint64_t now)
         kube_fail(s, now, "watch_end", KUBE_REWATCH_NOW, "timeoutSeconds");
     }
     strbuf_free(&s->body);
+    kubelist_reset(&s->list);
     kubeframe_reset(&s->frame);
 }
 

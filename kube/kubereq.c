@@ -33,7 +33,7 @@ kubereq_url(const struct kubereq_target *t, const char *query)
 
 char *
 kubereq_list_url(const struct kubereq_target *t, int limit, const char *cont,
-                 bool rv_unset)
+                 bool rv_unset, const char *at_rv)
 {
     char *esc = NULL, *q = NULL, *url = NULL;
     int rc;
@@ -42,6 +42,10 @@ kubereq_list_url(const struct kubereq_target *t, int limit, const char *cont,
         if ((esc = curl_easy_escape(NULL, cont, 0)) == NULL)
             return NULL;
         rc = asprintf(&q, "limit=%d&continue=%s", limit, esc);
+    } else if (at_rv != NULL) {
+        if ((esc = curl_easy_escape(NULL, at_rv, 0)) == NULL)
+            return NULL;
+        rc = asprintf(&q, "resourceVersion=%s", esc);
     } else {
         rc = asprintf(&q, "limit=%d%s", limit,
                       rv_unset ? "" : "&resourceVersion=0");
@@ -119,8 +123,15 @@ kubereq_new(const struct kubereq_opts *o, struct curl_slist **hdrs)
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (o->ca_file != NULL)
+    if (o->ca_file != NULL) {
+        /* The cluster's CA alone, as client-go trusts it: without this,
+         * Debian's libcurl also reads every CA of /etc/ssl/certs, per
+         * handle (25 MiB resident in the helper), and would trust them
+         * for the apiserver. NULL disables the path (curl.se
+         * CURLOPT_CAPATH). */
         curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
+        curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+    }
     if (o->cert_file != NULL) {
         curl_easy_setopt(e, CURLOPT_SSLCERT, o->cert_file);
         curl_easy_setopt(e, CURLOPT_SSLKEY, o->key_file);

@@ -33,10 +33,14 @@ char *kubereq_discovery_url(const char *server, const char *group);
 /*
  * One page of a list: limit, and either cont (the token carries the
  * list's resourceVersion, and the apiserver refuses both) or
- * resourceVersion=0 unless rv_unset (a quorum read, after a 410).
+ * resourceVersion=0 unless rv_unset (a quorum read, after a 410 on a
+ * list). at_rv (not NULL): resourceVersion=at_rv and no limit instead,
+ * as client-go's reflector lists after a 410 on a watch: data at least
+ * that new, which the watch cache serves only unpaged
+ * (tools/cache/reflector.go, list() and relistResourceVersion()).
  */
 char *kubereq_list_url(const struct kubereq_target *t, int limit,
-                       const char *cont, bool rv_unset);
+                       const char *cont, bool rv_unset, const char *at_rv);
 
 /* A watch from rv, with bookmarks, ending after timeout_s. */
 char *kubereq_watch_url(const struct kubereq_target *t, const char *rv,

@@ -521,7 +521,8 @@ render_view(struct buf *b, struct metrics *m)
     if (built)
         buf_printf(b,
                    "# HELP topogate_view_age_seconds Seconds since the "
-                   "view in service was built.\n"
+                   "view in service was last known current (built or "
+                   "confirmed with every resource in sync).\n"
                    "# TYPE topogate_view_age_seconds gauge\n"
                    "topogate_view_age_seconds %lld\n",
                    (long long)(time(NULL) - built));

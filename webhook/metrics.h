@@ -55,8 +55,9 @@ void metrics_set_certificate(struct metrics *m, int64_t not_after);
 
 /*
  * The cluster view now served: GPU nodes and kinds in it, whether every
- * watched resource is listed and watched, and when it was built (Unix
- * seconds; 0: none yet). The age is rendered from the clock.
+ * watched resource is listed and watched, and when it was last known
+ * current (Unix seconds: built or confirmed with every resource in sync;
+ * 0 keeps the time given before). The age is rendered from the clock.
  */
 void metrics_set_view(struct metrics *m, size_t nodes, size_t kinds,
                       bool synced, int64_t built_at);

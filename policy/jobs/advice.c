@@ -83,12 +83,15 @@ advice_layout(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "use %ld pod%s x %ld GPUs", nodes,
                       nodes == 1 ? "" : "s", per);
     } else if (unsized(w, f)) {
-        /* The MPIJob's own check at CREATE gives the numbers. Nor do
-         * its workers say whether mpirun starts ranks or torchruns. */
-        strbuf_printf(sb, "use fewer %s with all %d GPUs each: %s: %d",
-                      f->pods, t->count, f->procs, t->count);
+        /* The MPIJob's own check at CREATE gives the numbers; a pod
+         * without the job's size gets none that the job may not have
+         * (a 2-GPU job has no 8 to give). Nor do its workers say
+         * whether mpirun starts ranks or torchruns. */
+        strbuf_printf(sb, "put the job's GPUs on as few %s as hold them "
+                          "(up to %d each), %s = a pod's GPUs",
+                      f->pods, t->count, f->procs);
         if (f->nproc)
-            strbuf_printf(sb, " or one %s %d each", f->nproc, t->count);
+            strbuf_printf(sb, " (or one %s of them each)", f->nproc);
         return;
     } else if (w->elastic && f->elastic) {
         strbuf_printf(sb, "use %s: %ld, %s: %ld", f->elastic, nodes,
@@ -128,12 +131,18 @@ advice_resources(struct strbuf *sb, const struct workload *w,
                  const struct instance_type *t, int nics)
 {
     const struct kind_fix *f = kinds_fix(w->owner);
-    bool whole = unsized(w, f);
     long nodes, per;
 
     layout_for(w, t, &nodes, &per);
-    if (whole)
-        per = t->count; /* the rule above: whole nodes */
+    if (unsized(w, f)) {
+        strbuf_printf(sb, "set %s%s%s %s to that count",
+                      f->worker ? f->worker : "", f->worker ? " " : "",
+                      f->limits, t->resource);
+        if (nics > 0)
+            strbuf_printf(sb, ", and %s: %d if there is more than one pod",
+                          type_nic_resource(t), nics);
+        return;
+    }
     if (f->nodes == NULL) {
         strbuf_printf(sb, "request %s: %ld per pod", t->resource, per);
     } else {
@@ -147,9 +156,6 @@ advice_resources(struct strbuf *sb, const struct workload *w,
         strbuf_printf(sb, "%s %s: %ld", f->limits, t->resource, per);
     }
     /* One pod keeps its traffic inside the node: it needs no NIC. */
-    if (nics > 0 && whole)
-        strbuf_printf(sb, ", and %s: %d if there is more than one",
-                      type_nic_resource(t), nics);
-    else if (nics > 0 && nodes > 1)
+    if (nics > 0 && nodes > 1)
         strbuf_printf(sb, ", %s: %d", type_nic_resource(t), nics);
 }

@@ -34,35 +34,11 @@ static const struct match_toleration added[] = {
     {RESOURCE_EFA, true, NULL, "NoSchedule", false},
 };
 
-/*
- * The taints that say what state a node is in, not what it is: the node
- * lifecycle controller and the kubelet set and clear them with the node's
- * conditions (k8s.io/api core/v1 well_known_taints.go: not-ready,
- * unreachable, unschedulable, memory-pressure, disk-pressure,
- * network-unavailable, pid-pressure), and the cloud controller manager
- * removes its uninitialized taint once it has initialised the node
- * (k8s.io/cloud-provider api/well_known_taints.go). Any other taint,
- * node.kubernetes.io/ ones an admin sets among them, keeps pods off the
- * node for the scheduler and so for topogate.
- */
-static const char *const transient_taints[] = {
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/unschedulable",
-    "node.kubernetes.io/memory-pressure",
-    "node.kubernetes.io/disk-pressure",
-    "node.kubernetes.io/network-unavailable",
-    "node.kubernetes.io/pid-pressure",
-    "node.cloudprovider.kubernetes.io/uninitialized",
-};
-
 static bool
 keeps_pods_off(const struct taint *t)
 {
-    for (size_t i = 0; i < sizeof(transient_taints) / sizeof(*transient_taints);
-         i++)
-        if (strcmp(t->key, transient_taints[i]) == 0)
-            return false; /* a condition of the node, not what it is */
+    if (view_condition_taint(t->key))
+        return false; /* a condition of the node, not what it is (view.c) */
     return strcmp(t->effect, "NoSchedule") == 0 ||
            strcmp(t->effect, "NoExecute") == 0;
 }

@@ -2,10 +2,24 @@
  * view.c - see view.h.
  *
  * The index keeps each GPU node as a name and a pointer to a shared kind:
- * nodes alike in labels (per-node ones left out), taints and allocatable
- * GPUs and NICs share one entry, so 5,000 nodes of a few dozen kinds cost
- * a few dozen label sets. A node update that changes none of these finds
- * its own kind again and is dropped.
+ * nodes alike in labels (per-node ones left out), taints (condition ones
+ * left out) and allocatable GPUs and NICs share one entry, so 5,000 nodes
+ * of a few dozen kinds cost a few dozen label sets. A node update that
+ * changes none of these finds its own kind again and is dropped.
+ *
+ * Labels that name one node are of two sorts. Those we know by name
+ * (view_per_node_label()) are left out of every kind. Any other label
+ * that differs from node to node (a serial number, a provider's ID) is
+ * found by counting, when the kinds outgrow what a view can use
+ * (VIEW_KINDS_MAX): a key with more values than that among the kinds
+ * cannot group nodes into a usable view whatever the others do, and the
+ * count is a floor of its values in the cluster, so no order the nodes
+ * come in can make a pool label (500 node groups of 20 nodes: 500
+ * values) look like one. Such a key is kept in each kind as present
+ * with VIEW_PER_NODE_VALUE, so the nodes it split fall back into their
+ * kinds. Counted again at each doubling of the kinds; once found, a key
+ * stays so for the life of the index: a relist builds a new index and
+ * counts again.
  */
 #include "policy/view/view.h"
 
@@ -30,11 +44,19 @@ struct node_entry {
     struct kind_entry *kind;
 };
 
+/* The first count of kinds at which labels are counted; then at each
+ * doubling. Below it, nodes of unique labels cost one kind each (a few
+ * KiB: 513 of them are about 1.5 MiB). */
+#define PER_NODE_CHECK (VIEW_KINDS_MAX + 1)
+
 struct view_index {
     struct node_entry *nodes; /* sorted by name */
     size_t n_nodes, cap_nodes;
     struct kind_entry **kinds;
     size_t n_kinds, cap_kinds;
+    char **per_node; /* keys found to differ per node, sorted */
+    size_t n_per_node;
+    size_t check_at; /* count labels when n_kinds reaches this */
     cJSON *flavors, *cluster_queues, *local_queues; /* name -> object */
     cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
 };
@@ -57,12 +79,62 @@ view_per_node_label(const char *key)
         "topology.k8s.aws/network-node-layer-4",
         "node.kubernetes.io/instance-id",
         "kubernetes.azure.com/nodename",
+        /* When GPU Feature Discovery started on the node, in Unix
+         * seconds (NVIDIA/gpu-feature-discovery
+         * internal/lm/timestamp.go, NewTimestampLabeler). */
+        "nvidia.com/gfd.timestamp",
         NULL,
     };
     for (size_t i = 0; exact[i]; i++)
         if (strcmp(key, exact[i]) == 0)
             return true;
     return false;
+}
+
+/*
+ * The taints that say what state a node is in, not what it is: the node
+ * lifecycle controller and the kubelet set and clear them with the node's
+ * conditions (k8s.io/api core/v1 well_known_taints.go: not-ready,
+ * unreachable, unschedulable, memory-pressure, disk-pressure,
+ * network-unavailable, pid-pressure), and the cloud controller manager
+ * removes its uninitialized taint once it has initialised the node
+ * (k8s.io/cloud-provider api/well_known_taints.go). Any other taint,
+ * node.kubernetes.io/ ones an admin sets among them, keeps pods off the
+ * node for the scheduler and so for topogate.
+ */
+bool
+view_condition_taint(const char *key)
+{
+    static const char *const conditions[] = {
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/network-unavailable",
+        "node.kubernetes.io/pid-pressure",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        NULL,
+    };
+    for (size_t i = 0; conditions[i]; i++)
+        if (strcmp(key, conditions[i]) == 0)
+            return true;
+    return false;
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the index found key to differ from node to node. */
+static bool
+found_per_node(const struct view_index *x, const char *key)
+{
+    return x != NULL && x->n_per_node > 0 &&
+           bsearch(&key, x->per_node, x->n_per_node, sizeof(char *),
+                   str_cmp) != NULL;
 }
 
 static uint64_t
@@ -117,9 +189,13 @@ kind_clear(struct node_kind *k)
     memset(k, 0, sizeof(*k));
 }
 
-/* A string -> string map into owned, sorted labels; skip drops keys. */
+/*
+ * A string -> string map into owned, sorted labels. x: a node's, for
+ * that index: per-node labels known by name are left out, and those it
+ * found to differ per node read as VIEW_PER_NODE_VALUE; NULL: all kept.
+ */
 static int
-labels_read(const cJSON *map, bool (*skip)(const char *), struct label **out,
+labels_read(const cJSON *map, const struct view_index *x, struct label **out,
             size_t *n)
 {
     const cJSON *it;
@@ -133,11 +209,12 @@ labels_read(const cJSON *map, bool (*skip)(const char *), struct label **out,
         return -1;
     cJSON_ArrayForEach(it, map)
     {
-        if (!cJSON_IsString(it) || (skip && skip(it->string)))
+        if (!cJSON_IsString(it) || (x && view_per_node_label(it->string)))
             continue;
         struct label *l = &(*out)[(*n)++];
         l->key = dup(it->string);
-        l->value = dup(it->valuestring);
+        l->value = dup(found_per_node(x, it->string) ? VIEW_PER_NODE_VALUE
+                                                     : it->valuestring);
         if (!l->key || !l->value)
             return -1;
     }
@@ -145,9 +222,10 @@ labels_read(const cJSON *map, bool (*skip)(const char *), struct label **out,
     return 0;
 }
 
-/* spec.taints or a flavor's nodeTaints, as taints that schedule. */
+/* spec.taints or a flavor's nodeTaints, as taints that schedule; a
+ * node's without those of its condition, which come and go. */
 static int
-taints_read(const cJSON *arr, struct taint **out, size_t *n)
+taints_read(const cJSON *arr, bool node, struct taint **out, size_t *n)
 {
     const cJSON *it;
 
@@ -161,7 +239,8 @@ taints_read(const cJSON *arr, struct taint **out, size_t *n)
     {
         const char *key = json_string(it, "key");
         const char *effect = json_string(it, "effect");
-        if (key == NULL || effect == NULL)
+        if (key == NULL || effect == NULL ||
+            (node && view_condition_taint(key)))
             continue;
         struct taint *t = &(*out)[(*n)++];
         t->key = dup(key);
@@ -182,7 +261,7 @@ count_of(const cJSON *v)
 
 /* What decisions read of a Node; 0 with k->gpus == 0 for a GPU-less one. */
 static int
-kind_read(const cJSON *node, struct node_kind *k)
+kind_read(const struct view_index *x, const cJSON *node, struct node_kind *k)
 {
     const cJSON *alloc = json_get(json_get(node, "status"), "allocatable");
     const cJSON *resources = cJSON_IsObject(alloc) ? alloc : NULL, *it;
@@ -207,10 +286,10 @@ kind_read(const cJSON *node, struct node_kind *k)
         if (k->nics[k->n_nics - 1].resource == NULL)
             return -1;
     }
-    if (labels_read(json_get(json_get(node, "metadata"), "labels"),
-                    view_per_node_label, &k->labels, &k->n_labels) < 0 ||
-        taints_read(json_get(json_get(node, "spec"), "taints"), &k->taints,
-                    &k->n_taints) < 0)
+    if (labels_read(json_get(json_get(node, "metadata"), "labels"), x,
+                    &k->labels, &k->n_labels) < 0 ||
+        taints_read(json_get(json_get(node, "spec"), "taints"), true,
+                    &k->taints, &k->n_taints) < 0)
         return -1;
     return 0;
 }
@@ -330,6 +409,148 @@ node_remove(struct view_index *x, size_t at)
     memmove(&x->nodes[at], &x->nodes[at + 1],
             (x->n_nodes - at - 1) * sizeof(x->nodes[0]));
     x->n_nodes--;
+    /* A cluster that shrank gives its array back. */
+    if (x->cap_nodes > 64 && x->n_nodes < x->cap_nodes / 4) {
+        struct node_entry *less =
+            realloc(x->nodes, x->cap_nodes / 2 * sizeof(*less));
+        if (less != NULL) {
+            x->nodes = less;
+            x->cap_nodes /= 2;
+        }
+    }
+}
+
+/* --- labels that differ per node ---------------------------------------- */
+
+static int kind_copy(const struct node_kind *from, struct node_kind *to);
+
+struct key_value {
+    const char *key, *value;
+};
+
+static int
+key_value_cmp(const void *pa, const void *pb)
+{
+    const struct key_value *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+
+    return c ? c : strcmp(a->value, b->value);
+}
+
+/* Adds key to x->per_node, kept sorted. -1 out of memory. */
+static int
+per_node_add(struct view_index *x, const char *key)
+{
+    char **grown = realloc(x->per_node, (x->n_per_node + 1) * sizeof(*grown));
+
+    if (grown == NULL)
+        return -1;
+    x->per_node = grown;
+    if ((x->per_node[x->n_per_node] = strdup(key)) == NULL)
+        return -1;
+    x->n_per_node++;
+    qsort(x->per_node, x->n_per_node, sizeof(char *), str_cmp);
+    return 0;
+}
+
+/* Counts each label's values across the kinds; a key with more than
+ * VIEW_KINDS_MAX joins x->per_node. How many joined, or -1 out of
+ * memory. */
+static int
+per_node_count(struct view_index *x)
+{
+    size_t n = 0, at = 0;
+    struct key_value *kv;
+    int found = 0;
+
+    for (size_t i = 0; i < x->n_kinds; i++)
+        n += x->kinds[i]->k.n_labels;
+    if (n == 0)
+        return 0;
+    if ((kv = calloc(n, sizeof(*kv))) == NULL)
+        return -1;
+    for (size_t i = 0; i < x->n_kinds; i++)
+        for (size_t j = 0; j < x->kinds[i]->k.n_labels; j++)
+            kv[at++] = (struct key_value){x->kinds[i]->k.labels[j].key,
+                                          x->kinds[i]->k.labels[j].value};
+    qsort(kv, n, sizeof(*kv), key_value_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i, values = 0;
+
+        for (; j < n && strcmp(kv[j].key, kv[i].key) == 0; j++)
+            values += j == i || strcmp(kv[j].value, kv[j - 1].value) != 0;
+        if (values > VIEW_KINDS_MAX && !found_per_node(x, kv[i].key)) {
+            if (per_node_add(x, kv[i].key) < 0) {
+                free(kv);
+                return -1;
+            }
+            found++;
+        }
+        i = j;
+    }
+    free(kv);
+    return found;
+}
+
+/* Whether a kind holds a value of a key now known to differ per node. */
+static bool
+kind_stale(const struct view_index *x, const struct node_kind *k)
+{
+    for (size_t i = 0; i < k->n_labels; i++)
+        if (found_per_node(x, k->labels[i].key) &&
+            strcmp(k->labels[i].value, VIEW_PER_NODE_VALUE) != 0)
+            return true;
+    return false;
+}
+
+/* Moves every node of a stale kind to the kind without those values. */
+static int
+per_node_regroup(struct view_index *x)
+{
+    for (size_t i = 0; i < x->n_nodes; i++) {
+        struct kind_entry *old = x->nodes[i].kind, *e;
+        struct node_kind k;
+
+        if (!kind_stale(x, &old->k))
+            continue;
+        if (kind_copy(&old->k, &k) < 0) {
+            kind_clear(&k);
+            return -1;
+        }
+        for (size_t j = 0; j < k.n_labels; j++)
+            if (found_per_node(x, k.labels[j].key)) {
+                char *v = strdup(VIEW_PER_NODE_VALUE);
+                if (v == NULL) {
+                    kind_clear(&k);
+                    return -1;
+                }
+                free((char *)k.labels[j].value);
+                k.labels[j].value = v;
+            }
+        if ((e = kind_intern(x, &k)) == NULL) {
+            kind_clear(&k);
+            return -1;
+        }
+        e->k.nodes++;
+        x->nodes[i].kind = e;
+        kind_release(x, old);
+    }
+    return 0;
+}
+
+/* At each check point: find the keys that differ per node, regroup. */
+static int
+per_node_check(struct view_index *x)
+{
+    int found;
+
+    if (x->n_kinds < x->check_at)
+        return 0;
+    if ((found = per_node_count(x)) > 0 && per_node_regroup(x) < 0)
+        return -1;
+    x->check_at = x->n_kinds * 2 > PER_NODE_CHECK ? x->n_kinds * 2
+                                                  : PER_NODE_CHECK;
+    return found < 0 ? -1 : 0;
 }
 
 int
@@ -344,7 +565,7 @@ view_index_put_node(struct view_index *x, const cJSON *node)
     if (name == NULL)
         return 0;
     at = node_find(x, name, &found);
-    if (kind_read(node, &k) < 0) {
+    if (kind_read(x, node, &k) < 0) {
         kind_clear(&k);
         return -1;
     }
@@ -365,7 +586,7 @@ view_index_put_node(struct view_index *x, const cJSON *node)
         e->k.nodes++;
         kind_release(x, x->nodes[at].kind);
         x->nodes[at].kind = e;
-        return 1;
+        return per_node_check(x) < 0 ? -1 : 1;
     }
     if (x->n_nodes == x->cap_nodes) {
         size_t cap = x->cap_nodes ? x->cap_nodes * 2 : 64;
@@ -384,7 +605,7 @@ view_index_put_node(struct view_index *x, const cJSON *node)
         node_remove(x, at);
         return -1;
     }
-    return 1;
+    return per_node_check(x) < 0 ? -1 : 1;
 fail:
     e->k.nodes++;
     kind_release(x, e);
@@ -513,6 +734,36 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
     return 0;
 }
 
+#define SWAP(a, b)                                                             \
+    do {                                                                       \
+        __typeof__(a) t_ = (a);                                                \
+        (a) = (b);                                                             \
+        (b) = t_;                                                              \
+    } while (0)
+
+int
+view_index_take(struct view_index *x, const char *kind,
+                 struct view_index *from)
+{
+    if (strcmp(kind, "Node") == 0) {
+        SWAP(x->nodes, from->nodes);
+        SWAP(x->n_nodes, from->n_nodes);
+        SWAP(x->cap_nodes, from->cap_nodes);
+        SWAP(x->kinds, from->kinds);
+        SWAP(x->n_kinds, from->n_kinds);
+        SWAP(x->cap_kinds, from->cap_kinds);
+        SWAP(x->per_node, from->per_node);
+        SWAP(x->n_per_node, from->n_per_node);
+        SWAP(x->check_at, from->check_at);
+        return 0;
+    }
+    cJSON **mine = object_map(x, kind), **theirs = object_map(from, kind);
+    if (mine == NULL)
+        return -1;
+    SWAP(*mine, *theirs);
+    return 0;
+}
+
 int
 view_index_put(struct view_index *x, const cJSON *obj)
 {
@@ -532,6 +783,7 @@ view_index_new(void)
 
     if (x == NULL)
         return NULL;
+    x->check_at = PER_NODE_CHECK;
     x->flavors = cJSON_CreateObject();
     x->cluster_queues = cJSON_CreateObject();
     x->local_queues = cJSON_CreateObject();
@@ -554,6 +806,9 @@ view_index_free(struct view_index *x)
         node_remove(x, x->n_nodes - 1);
     free(x->nodes);
     free(x->kinds);
+    for (size_t i = 0; i < x->n_per_node; i++)
+        free(x->per_node[i]);
+    free(x->per_node);
     cJSON_Delete(x->flavors);
     cJSON_Delete(x->cluster_queues);
     cJSON_Delete(x->local_queues);
@@ -616,7 +871,8 @@ flavor_read(const cJSON *obj, struct view_flavor *f)
     if (f->name == NULL ||
         labels_read(json_get(spec, "nodeLabels"), NULL, &f->labels,
                     &f->n_labels) < 0 ||
-        taints_read(json_get(spec, "nodeTaints"), &f->taints, &f->n_taints) < 0)
+        taints_read(json_get(spec, "nodeTaints"), false, &f->taints,
+                    &f->n_taints) < 0)
         return -1;
     f->set = (struct label_set){f->labels, f->n_labels};
     return 0;
@@ -704,6 +960,9 @@ view_free(struct view *v)
     free(v->local_queues);
     free(v->runtimes.items);
     cJSON_Delete(v->runtime_objects);
+    for (size_t i = 0; i < v->n_per_node; i++)
+        free(v->per_node[i]);
+    free(v->per_node);
     free(v);
 }
 
@@ -785,8 +1044,17 @@ view_build(const struct view_index *x)
                             sizeof(*v->local_queues));
     if (!v->kinds || !v->flavors || !v->cluster_queues || !v->local_queues)
         goto fail;
+    /* Every node counts, kept out past VIEW_KINDS_MAX or not. */
+    for (size_t i = 0; i < x->n_kinds; i++)
+        v->n_nodes += x->kinds[i]->k.nodes;
+    if (x->n_per_node &&
+        (v->per_node = calloc(x->n_per_node, sizeof(char *))) == NULL)
+        goto fail;
+    for (; v->n_per_node < x->n_per_node; v->n_per_node++)
+        if ((v->per_node[v->n_per_node] = strdup(x->per_node[v->n_per_node])) ==
+            NULL)
+            goto fail;
     for (; v->n_kinds < kinds; v->n_kinds++) {
-        v->n_nodes += x->kinds[v->n_kinds]->k.nodes;
         if (kind_copy(&x->kinds[v->n_kinds]->k, &v->kinds[v->n_kinds]) < 0) {
             v->n_kinds++;
             goto fail;

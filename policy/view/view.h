@@ -25,6 +25,13 @@
 /* More kinds than this and a per-node label we do not know is likely. */
 #define VIEW_KINDS_MAX 512
 #define VIEW_NICS 4
+/*
+ * The value a kind holds for a label found to differ from node to node
+ * (view.c): the key is there, its value is each node's own. Not a valid
+ * label value, so no selector's value equals it: In matches no kind (a
+ * pod pinned to one node is no evidence), Exists matches.
+ */
+#define VIEW_PER_NODE_VALUE "(differs per node)"
 
 /* An RDMA NIC resource a node advertises in allocatable (table.h,
  * table_rdma_class(): NICs, or a shared plugin's slots). */
@@ -72,8 +79,10 @@ struct view {
     atomic_int refs;
     struct node_kind *kinds;
     size_t n_kinds;
-    size_t n_nodes; /* GPU nodes in the kinds */
+    size_t n_nodes; /* GPU nodes, all of them (too_many or not) */
     bool too_many;  /* past VIEW_KINDS_MAX: the kinds are not all here */
+    char **per_node; /* label keys found to differ per node, sorted */
+    size_t n_per_node;
     struct view_flavor *flavors;
     size_t n_flavors;
     struct view_cluster_queue *cluster_queues;
@@ -113,6 +122,13 @@ int view_index_del_object(struct view_index *x, const char *kind,
 int view_index_replace(struct view_index *x, const char *kind,
                        const cJSON *items);
 
+/* Moves from's objects of kind ("Node" or one of the above) into x in
+ * place of x's, which from then holds (to be freed): a list read into an
+ * index of its own replaces the old one whole. 0, or -1 for a kind that
+ * is not one of these. */
+int view_index_take(struct view_index *x, const char *kind,
+                    struct view_index *from);
+
 /* Any object: a Node or one of the above, by its "kind". 1 taken, 0 not
  * one of these, -1 out of memory. */
 int view_index_put(struct view_index *x, const cJSON *obj);
@@ -133,7 +149,12 @@ const struct view_flavor *view_flavor(const struct view *v, const char *name);
  * NULL): a TrainJob names one, and its pods come from it. */
 const struct runtimes *view_runtimes(const struct view *v);
 
-/* Labels that differ from node to node and say nothing of hardware. */
+/* Labels known to differ from node to node and say nothing of hardware:
+ * left out of kinds, and not judged by the matcher. */
 bool view_per_node_label(const char *key);
+
+/* Taints of a node's condition (not-ready, unschedulable, ...), which come
+ * and go: left out of kinds, and never keep a pod off a kind. */
+bool view_condition_taint(const char *key);
 
 #endif

@@ -8,7 +8,8 @@
  *                                 print the loaded config and exit
  *
  * One line per callback, flushed: {"cb":"replace","res":"nodes",
- * "names":[...]}, {"cb":"event",...,"type":"ADDED","name":..,"rv":..},
+ * "names":[...]} for a whole list (its items are gathered by name as
+ * they come; a list that fails part way prints nothing), {"cb":"event",...,"type":"ADDED","name":..,"rv":..},
  * {"cb":"restart",...,"reason":..}, {"cb":"state",...,"synced":..,
  * "why":..}, {"cb":"tick"} for the first tick only, {"cb":"stopped"}.
  * A config error prints {"error": "..."} and exits 1.
@@ -63,17 +64,39 @@ name_of(const cJSON *obj)
     return cJSON_IsString(n) ? n->valuestring : "?";
 }
 
+/* The names of a list's items so far, by resource: a list is handed
+ * over an item at a time, and printed as one line when whole. */
+static cJSON *pending[8];
+
 static void
-on_replace(void *ctx, const struct kube_resource *r, const cJSON *items)
+on_item(void *ctx, const struct kube_resource *r, const cJSON *obj)
 {
-    cJSON *l = line_new("replace", r), *names = cJSON_CreateArray();
-    const cJSON *it;
+    int i = kube_resource_index(r->name);
 
     (void)ctx;
-    cJSON_ArrayForEach(it, items)
-    {
-        cJSON_AddItemToArray(names, cJSON_CreateString(name_of(it)));
+    if (i < 0 || i >= 8)
+        return;
+    if (pending[i] == NULL)
+        pending[i] = cJSON_CreateArray();
+    cJSON_AddItemToArray(pending[i], cJSON_CreateString(name_of(obj)));
+}
+
+static void
+on_listed(void *ctx, const struct kube_resource *r, bool whole)
+{
+    int i = kube_resource_index(r->name);
+    cJSON *names;
+
+    (void)ctx;
+    if (i < 0 || i >= 8)
+        return;
+    names = pending[i] ? pending[i] : cJSON_CreateArray();
+    pending[i] = NULL;
+    if (!whole) {
+        cJSON_Delete(names);
+        return;
     }
+    cJSON *l = line_new("replace", r);
     cJSON_AddItemToObject(l, "names", names);
     emit(l);
 }
@@ -193,7 +216,8 @@ static int
 watch_until_signal(struct kube_config *cfg)
 {
     static const struct kube_sink sink = {
-        .replace = on_replace,
+        .item = on_item,
+        .listed = on_listed,
         .event = on_event,
         .restart = on_restart,
         .state = on_state,
@@ -224,6 +248,8 @@ watch_until_signal(struct kube_config *cfg)
     }
     sigwait(&set, &sig);
     kube_watch_stop(w);
+    for (size_t i = 0; i < 8; i++)
+        cJSON_Delete(pending[i]);
     emit(line_new("stopped", NULL));
     return 0;
 }

@@ -31,6 +31,17 @@ What it does, as those pages say the apiserver does:
 The scenario (a JSON file) says what the cluster holds and what goes
 wrong; see test/kube/scenarios/*.json and the comments in run.sh.
 Every request is appended to the request log as one JSON line.
+
+Fleet scale (test/kube/view-scale.sh): scenario "generate" makes nodes
+GPU nodes of a few pools by number instead of listing them, without
+keeping them (50,000 realistic nodes would not fit in this process),
+and streams such a list with chunked encoding. As the watch cache does
+for a list at resourceVersion=0, it ignores limit and answers the whole
+list in one page (client-go tools/cache/reflector.go, list(): "watch
+cache is ignoring Limit in that case anyway"); "rv0_paged": true pages
+it all the same. Two hostile servers: "endless_list" gives every page a
+continue token (and new names), forever; "expire_every_watch" answers
+every watch 410 Gone.
 """
 
 import base64
@@ -61,6 +72,84 @@ KINDS = {
 GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer"}
 
 
+# The pools of a generated cluster: nodegroup, instance type, GPUs, EFA.
+POOLS = [("p5-a", "p5.48xlarge", 8, 32), ("p5-b", "p5.48xlarge", 8, 32),
+         ("p4d", "p4d.24xlarge", 8, 4), ("g5", "g5.12xlarge", 4, 0),
+         ("g6e", "g6e.48xlarge", 8, 0)]
+
+
+def generated_node(gen, i):
+    """Node number i of a generated cluster (of gen["pools"] node groups,
+    5 by default): labels as EKS, GPU Feature Discovery and the GPU
+    Operator write them, one label unique to the
+    node when gen["unique_label"], a node-condition taint on one node in
+    97, and a status as the kubelet fills it (images included: they are
+    most of a real Node's bytes)."""
+    group, itype, gpus, efa = POOLS[i % len(POOLS)]
+    if gen.get("pools"):  # more node groups, of the same five shapes
+        group = "pool-%d" % (i % gen["pools"])
+    name = "ip-10-%d-%d-%d.ec2.internal" % (i >> 16, (i >> 8) & 255, i & 255)
+    labels = {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/instance-type": itype,
+        "beta.kubernetes.io/os": "linux",
+        "eks.amazonaws.com/capacityType": "ON_DEMAND",
+        "eks.amazonaws.com/nodegroup": group,
+        "eks.amazonaws.com/nodegroup-image": "ami-0c7f2c5e9b1e4a111",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": itype,
+        "topology.kubernetes.io/region": "us-east-1",
+        "topology.kubernetes.io/zone": "us-east-1a",
+        "topology.k8s.aws/network-node-layer-1": "nn-%08x" % (i // 16),
+        "nvidia.com/gfd.timestamp": str(1760000000 + i),
+        "nvidia.com/gpu.count": str(gpus),
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/cuda.driver.major": "570",
+        "nvidia.com/cuda.driver.minor": "133",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+    }
+    if gen.get("unique_label"):
+        labels["example.com/node-serial"] = "SN%07d" % i
+    taints = [{"key": "nvidia.com/gpu", "value": "true",
+               "effect": "NoSchedule"}]
+    if i % 97 == 0:
+        taints.append({"key": "node.kubernetes.io/not-ready",
+                       "effect": "NoExecute"})
+    alloc = {"cpu": "191450m", "memory": "2047123456Ki", "pods": "737",
+             "nvidia.com/gpu": str(gpus), "ephemeral-storage": "95551679124"}
+    if efa:
+        alloc["vpc.amazonaws.com/efa"] = str(efa)
+    images = [{"names": ["registry.example/team/image-%d@sha256:%064x"
+                         % (j, i * 31 + j), "registry.example/team/"
+                         "image-%d:v%d" % (j, j)],
+               "sizeBytes": 1000000 + j} for j in range(gen.get("images", 8))]
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": labels,
+                         "uid": "%032x" % i,
+                         "resourceVersion": "100",
+                         "annotations": {
+                             "node.alpha.kubernetes.io/ttl": "0",
+                             "volumes.kubernetes.io/controller-managed-"
+                             "attach-detach": "true"}},
+            "spec": {"providerID": "aws:///us-east-1a/i-%017x" % i,
+                     "taints": taints},
+            "status": {"allocatable": alloc, "capacity": alloc,
+                       "conditions": [{"type": t, "status": "False",
+                                       "reason": "Kubelet" + t}
+                                      for t in ("MemoryPressure",
+                                                "DiskPressure",
+                                                "PIDPressure")],
+                       "images": images,
+                       "nodeInfo": {"kubeletVersion": "v1.34.1",
+                                    "containerRuntimeVersion":
+                                    "containerd://2.1.4"}}}
+
+
 def status(code, reason, message):
     return {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure", "message": message, "reason": reason,
@@ -85,6 +174,8 @@ class Cluster:
         self.next_snapshot = 1
         self.counts = {}  # (resource, "list"|"watch"|...) -> requests so far
         self.scenario = scenario
+        # A generated cluster: nodes 0 .. generated-1, never stored.
+        self.generated = (scenario.get("generate") or {}).get("nodes", 0)
         for res in KINDS:
             for obj in scenario.get("objects", {}).get(res, []):
                 self.put(res, "ADDED", obj)
@@ -119,6 +210,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out as two writes: without this, Nagle's
+        # algorithm holds the body for the client's delayed ACK (40 ms a
+        # request), which a list of 1,000 pages would feel.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     # --- plumbing ----------------------------------------------------------
 
@@ -235,6 +333,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         limit = int(q.get("limit") or 0)
         cont = q.get("continue", "")
+        if res == "nodes" and sc.get("endless_list"):
+            self.list_endless(cont)
+            return
+        if res == "nodes" and cl.generated:
+            self.list_generated(q, limit, cont)
+            return
         if cont and q.get("resourceVersion"):
             self.send_status(400, "BadRequest", "specifying resource "
                              "version is not allowed when using continue")
@@ -285,6 +389,62 @@ class Handler(http.server.BaseHTTPRequestHandler):
                              "metadata": md, "items": items},
                        delay=sc.get("list_delay", 0))
 
+    def list_endless(self, cont):
+        """A page of one new node and a continue token, always."""
+        page = int(cont or "0") + 1
+        with self.server.cluster.lock:
+            rv = self.server.cluster.rv
+        item = generated_node({}, page)
+        item["metadata"]["name"] = "endless-%d" % page
+        self.send_json(200, {"kind": "NodeList", "apiVersion": "v1",
+                             "metadata": {"resourceVersion": str(rv),
+                                          "continue": str(page)},
+                             "items": [item]})
+
+    def list_generated(self, q, limit, cont):
+        """A generated cluster, streamed: metadata after the items when
+        the scenario says so (JSON members have no order)."""
+        sc = self.server.scenario
+        cl = self.server.cluster
+        gen = sc["generate"]
+        with cl.lock:
+            rv, total = cl.rv, cl.generated
+        start = 0
+        if cont:
+            tok = json.loads(base64.urlsafe_b64decode(cont))
+            start, rv, total = tok["start"], tok["rv"], tok["total"]
+        whole = q.get("resourceVersion") == "0" and not sc.get("rv0_paged")
+        page = total - start if whole or limit <= 0 else limit
+        end = min(total, start + page)
+        md = {"resourceVersion": str(rv)}
+        if end < total:
+            md["continue"] = base64.urlsafe_b64encode(json.dumps(
+                {"start": end, "rv": rv, "total": total}).encode()).decode()
+        head = {"kind": "NodeList", "apiVersion": "v1"}
+        if not gen.get("metadata_last"):
+            head["metadata"] = md
+        self.record(200, "generated %d-%d" % (start, end))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.chunk(json.dumps(head)[:-1].encode() + b', "items": [')
+            buf = []
+            for i in range(start, end):
+                buf.append(json.dumps(generated_node(gen, i)))
+                if len(buf) == 200 or i == end - 1:
+                    sep = b"," if i != end - 1 else b""
+                    self.chunk(",".join(buf).encode() + sep)
+                    buf = []
+            tail = b"]"
+            if gen.get("metadata_last"):
+                tail += b', "metadata": ' + json.dumps(md).encode()
+            self.chunk(tail + b"}\n")
+            self.end_stream()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+
     # --- watch ---------------------------------------------------------------
 
     def event_bytes(self, etype, obj):
@@ -307,6 +467,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         cl = self.server.cluster
         n = cl.count(res, "watch")
         if self.fault(res, "watch_status"):
+            return
+        if sc.get("expire_every_watch"):
+            self.send_status(410, "Expired", "too old resource version")
             return
         if "limit" in q or "continue" in q:
             self.send_status(400, "BadRequest", "limit and continue are "
@@ -406,6 +569,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return "closed"
         elif "sleep" in step:
             time.sleep(step["sleep"])
+        elif "shrink_generated" in step:
+            # The cluster shrinks to its first n nodes: a DELETED event
+            # for each of the others.
+            keep = step["shrink_generated"]
+            gen = self.server.scenario["generate"]
+            with cl.lock:
+                old, cl.generated = cl.generated, keep
+            for lo in range(keep, old, 500):
+                data = b""
+                for i in range(lo, min(old, lo + 500)):
+                    with cl.lock:
+                        cl.rv += 1
+                        rv = cl.rv
+                    obj = generated_node(gen, i)
+                    obj["metadata"]["resourceVersion"] = str(rv)
+                    data += self.event_bytes("DELETED", obj)
+                self.chunk(data)
         elif "wait_for" in step:
             # The test's cue: until this file exists (test/e2e/view.sh
             # drives the cluster's changes step by step this way).
