@@ -146,29 +146,9 @@ first_byte_bit(const char *name)
     return (uint64_t)1 << ((unsigned char)name[0] & 63);
 }
 
-const cJSON *
-pod_env_noting(const cJSON *container, const char *name, uint64_t *firsts)
-{
-    const cJSON *e, *found = NULL;
-    uint64_t seen = 0; /* not *firsts: a char read may alias it */
-
-    cJSON_ArrayForEach(e, json_get(container, "env"))
-    {
-        const char *n = env_name(e);
-
-        if (n == NULL)
-            continue;
-        seen |= first_byte_bit(n);
-        if (found == NULL && n[0] == name[0] && strcmp(n, name) == 0)
-            found = e;
-    }
-    *firsts = seen;
-    return found;
-}
-
 void
-pod_env_all(const cJSON *container, uint64_t env_firsts,
-            const char *const *names, size_t n, const cJSON **found)
+pod_env_all(const cJSON *container, const char *const *names, size_t n,
+            const cJSON **found)
 {
     uint64_t firsts = 0; /* entries whose first byte is none of these are
                             passed at a glance */
@@ -182,8 +162,6 @@ pod_env_all(const cJSON *container, uint64_t env_firsts,
             left++;
         }
     }
-    if ((firsts & env_firsts) == 0)
-        return;
     cJSON_ArrayForEach(e, json_get(container, "env"))
     {
         const char *have;

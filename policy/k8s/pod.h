@@ -70,26 +70,12 @@ const cJSON *pod_env(const cJSON *container, const char *name);
 const char *pod_env_value(const cJSON *container, const char *name);
 
 /*
- * The first bytes of a container's env names, each folded to its low six
- * bits and set as that bit of one word: what a walk over the env noted
- * (pod_env_noting()), so that a later look-up whose names begin with none
- * of them needs no walk. POD_ENV_FIRSTS_UNKNOWN where nothing was noted.
- */
-#define POD_ENV_FIRSTS_UNKNOWN UINT64_MAX
-
-/* pod_env(), walking the whole env to set *firsts for all of its names. */
-const cJSON *pod_env_noting(const cJSON *container, const char *name,
-                            uint64_t *firsts);
-
-/*
  * found[k] = pod_env(container, names[k]) for each of the n names, in one
  * pass over the env: a pod's env can hold hundreds of entries, and the
- * mutation asks for a dozen names in each GPU container. No pass at all
- * when env_firsts (from pod_env_noting(), else POD_ENV_FIRSTS_UNKNOWN)
- * says no name of the env begins as one of these does. Borrowed.
+ * mutation asks for a dozen names in each GPU container. Borrowed.
  */
-void pod_env_all(const cJSON *container, uint64_t env_firsts,
-                 const char *const *names, size_t n, const cJSON **found);
+void pod_env_all(const cJSON *container, const char *const *names, size_t n,
+                 const cJSON **found);
 
 /*
  * A count as env values and command lines write one ("8"): a whole

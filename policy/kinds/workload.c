@@ -73,7 +73,6 @@ read_resources(const cJSON *pod, struct workload *w)
 {
     const cJSON *c;
     long running = 0, init_max = 0;
-    int i = 0;
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
     {
@@ -81,9 +80,6 @@ read_resources(const cJSON *pod, struct workload *w)
         struct pod_quantity efa;
         long gpus = count_or_note(c, &maps, RESOURCE_GPU, w).count;
 
-        if (i < WORKLOAD_CONTAINERS)
-            w->container_gpus[i] = gpus;
-        i++;
         running += gpus;
         /* After the GPU count: the first bad or null value is noted. */
         efa = count_or_note(c, &maps, RESOURCE_EFA, w);
@@ -134,38 +130,16 @@ read_owner(const cJSON *pod, struct workload *w)
     return OWNER_NONE;
 }
 
-/*
- * The container that carries the job's env: the first one that has it.
- * Each env it passes over is walked to its end, noting its first bytes
- * for mutate.c: the env a pod adds to is most often one looked at here.
- */
+/* The container that carries the job's env: the first one that has it. */
 static const cJSON *
-job_env_container(const cJSON *pod, struct workload *w)
+job_env_container(const cJSON *pod)
 {
-    const cJSON *c, *found;
-    int i = 0;
+    const cJSON *c;
 
     cJSON_ArrayForEach(c, spec_field(pod, "containers"))
-    {
-        if (i < WORKLOAD_CONTAINERS) {
-            found = pod_env_noting(c, "PET_NNODES", &w->env_firsts[i]);
-            w->env_noted |= 1u << i;
-        } else {
-            found = pod_env(c, "PET_NNODES");
-        }
-        if (found)
+        if (pod_env(c, "PET_NNODES"))
             return c;
-        i++;
-    }
     return NULL;
-}
-
-uint64_t
-workload_env_firsts(const struct workload *w, int i)
-{
-    return i >= 0 && i < WORKLOAD_CONTAINERS && (w->env_noted >> i & 1)
-               ? w->env_firsts[i]
-               : POD_ENV_FIRSTS_UNKNOWN;
 }
 
 /* The first literal value of env name among the pod's containers. */
@@ -186,7 +160,7 @@ containers_env(const cJSON *pod, const char *name)
 static void
 read_shape(const cJSON *pod, struct workload *w)
 {
-    const cJSON *c = job_env_container(pod, w);
+    const cJSON *c = job_env_container(pod);
     const char *nnodes = pod_env_value(c, "PET_NNODES");
     const char *nproc = pod_env_value(c, "PET_NPROC_PER_NODE");
     const char *colon, *count_env;

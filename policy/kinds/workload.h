@@ -20,9 +20,6 @@
 #define TRAINER_LAUNCHER "launcher"
 #define TRAINER_MPI_SSH_VOLUME "mpi-ssh-auth"
 
-/* The containers, from the first, whose GPU count and env first bytes a
- * struct workload keeps for mutate.c; any past them is read again. */
-#define WORKLOAD_CONTAINERS 16
 
 enum owner {
     OWNER_NONE,       /* not a training pod topogate governs */
@@ -65,20 +62,8 @@ struct workload {
                              OpenMPI env and ssh, no PET_* */
     bool starts_ranks;    /* its mpirun starts ranks on other pods, which
                              take their env from it (mutate.c) */
-    /* The first WORKLOAD_CONTAINERS containers' GPU counts (0 where not
-     * a whole number), for mutate.c. */
-    long container_gpus[WORKLOAD_CONTAINERS];
-    /* The first WORKLOAD_CONTAINERS containers' env first bytes
-     * (pod_env_noting()), noted by the walk that looks for the job's env;
-     * bit i of env_noted says container i's were. mutate.c reads them to
-     * pass over an env again only where a name it adds may be there. */
-    uint64_t env_firsts[WORKLOAD_CONTAINERS];
-    unsigned env_noted;
 };
 
-/* Container i's env first bytes as w noted them, else
- * POD_ENV_FIRSTS_UNKNOWN (pod.h). */
-uint64_t workload_env_firsts(const struct workload *w, int i);
 
 /* Fills *w from a Pod object; never fails. */
 void workload_read(const cJSON *pod, struct workload *w);

@@ -77,48 +77,24 @@ container_gpus(const cJSON *c)
     return pod_count(c, RESOURCE_GPU, &n) == COUNT_OK ? n : 0;
 }
 
-/*
- * What the patches ask of each container several times is read once: its
- * GPU count (four look-ups and a parse, made by workload_read(); struct
- * gpus) and whether it gets our /dev/shm mount (patch_shm()). For the
- * first CONTAINERS_KEPT containers; any past them is read again where
- * asked (the golden case gpu-container-after-seventeen-sidecars-mutate
- * goes there).
- */
-#define CONTAINERS_KEPT WORKLOAD_CONTAINERS
-
-struct gpus {
-    const long *of; /* the workload's container_gpus */
-    int main; /* the container that holds the most (the first of equals),
-                 or -1 */
-};
-
-/* The GPU count of c, container i. */
-static long
-gpus_of(const struct gpus *g, int i, const cJSON *c)
-{
-    return i < CONTAINERS_KEPT ? g->of[i] : container_gpus(c);
-}
-
-/* w is workload_read() of the pod whose containers these are. */
-static void
-read_gpus(const cJSON *containers, const struct workload *w, struct gpus *g)
+/* The container that holds the most GPUs (the first of equals), or -1. */
+static int
+main_gpu_container(const cJSON *containers)
 {
     long most = 0;
-    int i = 0;
+    int i = 0, main_i = -1;
     const cJSON *c;
 
-    g->of = w->container_gpus;
-    g->main = -1;
     cJSON_ArrayForEach(c, containers)
     {
-        long n = gpus_of(g, i, c);
+        long n = container_gpus(c);
         if (n > most) {
             most = n;
-            g->main = i;
+            main_i = i;
         }
         i++;
     }
+    return main_i;
 }
 
 /* --- target --------------------------------------------------------------- */
@@ -288,12 +264,11 @@ warn_nic_hold(const struct target *t, struct decision *d)
 }
 
 static int
-patch_efa(const cJSON *containers, const struct gpus *g,
-          const struct workload *w, const struct target *t, bool override,
-          struct decision *d)
+patch_efa(const cJSON *containers, const struct workload *w,
+          const struct target *t, bool override, struct decision *d)
 {
     long want = efa_share(w, t);
-    int main_i = g->main;
+    int main_i = main_gpu_container(containers);
     const char *nic = t->nic;
     const cJSON *c, *named;
     int i = 0;
@@ -364,14 +339,10 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                  struct decision *d)
 {
     const cJSON *containers = json_get(json_get(pod, "spec"), "containers");
-    struct gpus g;
-    int main_i;
-    const cJSON *c;
+    int main_i = main_gpu_container(containers);
+    const cJSON *c = cJSON_GetArrayItem(containers, main_i);
     long extra;
 
-    read_gpus(containers, w, &g);
-    main_i = g.main;
-    c = cJSON_GetArrayItem(containers, main_i);
 
     if (t->gpus <= 0 || main_i < 0 || w->gpus >= t->gpus)
         return 0;
@@ -382,7 +353,7 @@ mutate_fill_gpus(const cJSON *pod, struct workload *w, const struct target *t,
                              "no " RESOURCE_GPU " limit to raise",
                              json_string(c, "name"));
     if (set_resource(d, c, main_i, RESOURCE_GPU,
-                     gpus_of(&g, main_i, c) + extra) < 0)
+                     container_gpus(c) + extra) < 0)
         return -1;
     w->gpus = t->gpus;
     return warn_idle_gpus(c, t->gpus, d);
@@ -486,15 +457,14 @@ volume_named(const cJSON *spec, const char *name)
  * memory emptyDir to them. Returns an owned quantity string.
  */
 static char *
-shm_size(const cJSON *spec, const struct gpus *g, const struct target *t)
+shm_size(const cJSON *spec, const struct target *t)
 {
     const cJSON *c, *limit, *smallest = NULL;
     double best = (double)t->shm_bytes, v;
-    int i = 0;
 
     cJSON_ArrayForEach(c, json_get(spec, "containers"))
     {
-        if (gpus_of(g, i++, c) == 0)
+        if (container_gpus(c) == 0)
             continue;
         limit = json_get(pod_maps(c).limits, "memory");
         if (quantity_json(limit, &v) == 0 && v < best) {
@@ -560,33 +530,29 @@ put_shm_mount(struct jsonout *v, const void *unused)
 }
 
 static int
-patch_shm(const cJSON *spec, const struct gpus *g, const struct target *t,
-          struct decision *d)
+patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
 {
     const cJSON *containers = json_get(spec, "containers"), *c, *m;
-    uint64_t mounts = 0; /* of the first containers kept, those to mount */
     bool need_volume = false;
     char *size;
-    int i = -1, rc;
+    int i = 0, rc;
 
     cJSON_ArrayForEach(c, containers)
     {
-        if (gpus_of(g, ++i, c) == 0)
+        if (container_gpus(c) == 0)
             continue;
         if ((m = shm_mount(c)) != NULL) {
             if (check_user_shm(spec, c, m, t, d) < 0)
                 return -1;
         } else {
             need_volume = true;
-            if (i < CONTAINERS_KEPT)
-                mounts |= (uint64_t)1 << i;
         }
     }
     if (!need_volume)
         return 0;
     if (volume_named(spec, SHM_VOLUME))
         goto mounts;
-    if ((size = shm_size(spec, g, t)) == NULL)
+    if ((size = shm_size(spec, t)) == NULL)
         return -1;
     rc = append_all(d, json_get(spec, "volumes"), "/spec/volumes",
                     put_shm_volume, (const void *[]){size}, 1);
@@ -598,11 +564,8 @@ mounts:
     cJSON_ArrayForEach(c, containers)
     {
         char path[64];
-        bool mount = i < CONTAINERS_KEPT
-                         ? (mounts >> i & 1) != 0
-                         : gpus_of(g, i, c) > 0 && !shm_mount(c);
 
-        if (!mount) {
+        if (container_gpus(c) == 0 || shm_mount(c)) {
             i++;
             continue;
         }
@@ -702,7 +665,7 @@ env_applies(const struct env_var *e, long efa)
 
 /* The env of t into container c, which is at JSON pointer cpath. */
 static int
-patch_env(const cJSON *c, uint64_t env_firsts, const char *cpath,
+patch_env(const cJSON *c, const char *cpath,
           const struct target *t, long efa, bool override, struct decision *d)
 {
     const char *name = json_string(c, "name");
@@ -723,7 +686,7 @@ patch_env(const cJSON *c, uint64_t env_firsts, const char *cpath,
     pointer_join(path, sizeof(path), cpath, "/env");
     for (size_t k = 0; k < t->n_env; k++)
         names[k] = t->env[k]->name;
-    pod_env_all(c, env_firsts, names, t->n_env, had);
+    pod_env_all(c, names, t->n_env, had);
     for (size_t k = 0; k < t->n_env; k++) {
         const struct env_var *e = t->env[k];
         const cJSON *have = had[k];
@@ -785,7 +748,6 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     const cJSON *containers = json_get(spec, "containers"), *c;
     long efa = mutate_efa_after(w, t, in, override);
     struct fast_paths fast;
-    struct gpus g;
     int i = 0;
 
     /* GKE multi-networking: the NICs come by a pod annotation naming the
@@ -796,19 +758,18 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                          "topogate patches none",
                       t->name, t->nic_annotation) < 0)
         return -1;
-    read_gpus(containers, w, &g);
     fast.gpus = w->gpus;
     fast.node_peers = may_share_node(w, t);
     fast.nics = !one_pod_job(w) && t->efa != 0 && t->nic ? t->nic : NULL;
     if ((in->host_ipc && may_share_node(w, t) &&
          patch_host_ipc(spec, override, d) < 0) ||
-        (in->shm && patch_shm(spec, &g, t, d) < 0) ||
+        (in->shm && patch_shm(spec, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
-        (in->efa && patch_efa(containers, &g, w, t, override, d) < 0))
+        (in->efa && patch_efa(containers, w, t, override, d) < 0))
         return -1;
     cJSON_ArrayForEach(c, containers)
     {
-        if (gpus_of(&g, i, c) > 0) {
+        if (container_gpus(c) > 0) {
             char cpath[64];
 
             if (slowenv_each(c, &fast, warn_sentence, d) < 0)
@@ -822,7 +783,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
                 (in->env && (w->starts_ranks
                                  ? mutate_launcher_env(c, cpath, t, efa,
                                                        override, d)
-                                 : patch_env(c, workload_env_firsts(w, i),
+                                 : patch_env(c,
                                              cpath, t, efa, override, d)) < 0))
                 return -1;
         }
@@ -948,7 +909,7 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
         free(list.value);
         return -1;
     }
-    rc = patch_env(c, POD_ENV_FIRSTS_UNKNOWN, cpath, &lt, efa, override, d);
+    rc = patch_env(c, cpath, &lt, efa, override, d);
     free(list.value);
     return rc;
 }

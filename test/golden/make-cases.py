@@ -1482,13 +1482,6 @@ def _(n):
     return tj_after_helpers(n, 9)
 
 
-# The same past seventeen: workload.c and mutate.c keep counts for the
-# first sixteen containers; the eighteenth is read where asked.
-@case("gpu-container-after-seventeen-sidecars-mutate")
-def _(n):
-    return tj_after_helpers(n, 17)
-
-
 @case("whole-node-annotation-fills-gpu")
 def _(n):
     return tj(n, job="llama3-8b-eval", nnodes=1, nproc="auto", gpu=1,

@@ -2,8 +2,6 @@
  * pod_env(): an env entry is found by its name whether "name" is its
  * first member (as the apiserver writes it) or not (as a person may).
  * pod_env_all(): the same entries as pod_env() name by name, in one pass.
- * pod_env_noting(): pod_env()'s entry, and the first bytes of every name;
- * pod_env_all() told them finds the same, and trusts them to pass by.
  * pod_text_count(): a count as env values write one, and nothing else.
  */
 #include "policy/k8s/pod.h"
@@ -68,7 +66,7 @@ test_env_all(void)
     cJSON *none = cJSON_Parse("{\"name\":\"x\"}");
 
     CHECK(c != NULL);
-    pod_env_all(c, POD_ENV_FIRSTS_UNKNOWN, names, n, found);
+    pod_env_all(c, names, n, found);
     for (size_t k = 0; k < n; k++) {
         if (found[k] != pod_env(c, names[k]))
             fprintf(stderr, "pod_env_all: '%s' not pod_env()'s entry\n",
@@ -80,51 +78,10 @@ test_env_all(void)
     CHECK(found[2] == NULL && found[3] != NULL && found[4] == NULL);
     CHECK(found[8] != NULL); /* an empty name is a name */
     /* No env; no names. */
-    pod_env_all(none, POD_ENV_FIRSTS_UNKNOWN, names, n, found);
+    pod_env_all(none, names, n, found);
     for (size_t k = 0; k < n; k++)
         CHECK(found[k] == NULL);
-    pod_env_all(c, POD_ENV_FIRSTS_UNKNOWN, names, 0, found);
-    cJSON_Delete(none);
-    cJSON_Delete(c);
-}
-
-/* A name's first byte as pod.h folds it. */
-static uint64_t
-bit(char first)
-{
-    return (uint64_t)1 << ((unsigned char)first & 63);
-}
-
-static void
-test_env_noting(void)
-{
-    cJSON *c = cJSON_Parse(env_many);
-    static const char *const names[] = {
-        "NCCL_DEBUG", "FI_PROVIDER", "!1", "a1", "", "PET_NNODES", "NCCL",
-    };
-    const size_t n = sizeof(names) / sizeof(names[0]);
-    const cJSON *known[sizeof(names) / sizeof(names[0])];
-    const cJSON *unknown[sizeof(names) / sizeof(names[0])];
-    cJSON *none = cJSON_Parse("{\"name\":\"x\"}");
-    uint64_t firsts = 1, want = bit('N') | bit('F') | bit('a') | bit('\0');
-
-    CHECK(c != NULL);
-    for (size_t k = 0; k < n; k++) {
-        CHECK(pod_env_noting(c, names[k], &firsts) == pod_env(c, names[k]));
-        CHECK(firsts == want); /* the walk goes past the entry it finds */
-    }
-    /* Told the env's first bytes, the same entries as a walk finds. */
-    pod_env_all(c, firsts, names, n, known);
-    pod_env_all(c, POD_ENV_FIRSTS_UNKNOWN, names, n, unknown);
-    for (size_t k = 0; k < n; k++)
-        CHECK(known[k] == unknown[k]);
-    CHECK(known[0] != NULL && known[5] == NULL);
-    /* Told no name begins with 'N' or 'F', it does not look. */
-    pod_env_all(c, bit('a'), names, 2, known);
-    CHECK(known[0] == NULL && known[1] == NULL);
-    /* No env: nothing found, nothing noted. */
-    CHECK(pod_env_noting(none, "A", &firsts) == NULL);
-    CHECK(firsts == 0);
+    pod_env_all(c, names, 0, found);
     cJSON_Delete(none);
     cJSON_Delete(c);
 }
@@ -154,7 +111,6 @@ main(void)
 {
     test_env();
     test_env_all();
-    test_env_noting();
     test_text_count();
     CHECK_DONE();
 }
