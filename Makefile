@@ -176,6 +176,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@test/runtimes/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate
 	@test/tables/run.sh $(BUILD)/topogate
+	@test/sched/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate
 	@test/e2e/tls.sh $(BUILD)/topogate
 	@test/e2e/reload.sh $(BUILD)/topogate

@@ -108,6 +108,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
     placement_read(s, &m, w->gpus, &p);
+    placement_pin_from_view(s, req->view, &m, w, req->namespace,
+                            pod_label(pod, LABEL_QUEUE_NAME), &p);
     if (!p.pinned && req->view)
         placement_from_view(s, req->view, &m, w, req->namespace,
                             pod_label(pod, LABEL_QUEUE_NAME), &p);

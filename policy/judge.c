@@ -191,6 +191,17 @@ judge_unknown(const struct snapshot *s, const struct placement *p,
                       "no instance type in topogate's table matches the %s: "
                       "no topology check, no patch",
                       p->via);
+    else if (p->node && p->no_node)
+        strbuf_printf(next_part(f),
+                      "node '%s' that this pod names is not a GPU node it "
+                      "fits in the cluster view: no topology check, no patch",
+                      p->node);
+    else if (p->node)
+        strbuf_printf(next_part(f),
+                      "this pod names node '%s', and without a cluster view "
+                      "topogate cannot tell what it is: no topology check, "
+                      "no patch",
+                      p->node);
     else if (p->no_node)
         strbuf_puts(next_part(f),
                     "no node in the cluster fits this pod yet and it pins "

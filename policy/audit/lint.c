@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy/kinds/launch.h"
+#include "policy/k8s/match.h"
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
 #include "policy/pod/slowenv.h"
@@ -238,6 +239,28 @@ asked_nics(const cJSON *pod)
     return NULL;
 }
 
+/*
+ * A label key or value in the pod's nodeSelector or required node
+ * affinity that the API refuses (policy/k8s/labelname.h): the apiserver
+ * rejects such a nodeSelector, and the scheduler matches no node with
+ * such an expression (match.c says which). The webhook never judges the
+ * pod the user meant, so audit reports the manifest instead.
+ */
+static int
+lint_placement(const struct pod_group *g, struct lint *l)
+{
+    struct match m;
+    int rc = 0;
+
+    if (match_parse(json_get(g->pod, "spec"), &m) < 0)
+        return -1;
+    if (m.problem && m.culprit)
+        rc = note(l, "%s%spod: %s: '%s'", g->role, g->role[0] ? " " : "",
+                  m.problem, m.culprit);
+    match_free(&m);
+    return rc;
+}
+
 static int
 lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
 {
@@ -267,6 +290,8 @@ lint_pod(const struct expansion *e, const struct pod_group *g, struct lint *l)
             }
         }
     }
+    if (lint_placement(g, l) < 0)
+        return -1;
     if (efa > 0 && gpus == 0 && !asks_other_accelerator(g->pod) &&
         note(l,
              "%s%spod asks for %ld EFA device%s but no GPU: EFA is for "

@@ -74,6 +74,9 @@ place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
     placement_read(s, &m, w->gpus, p);
+    /* The view tells a pinned type the table lacks, whichever step. */
+    placement_pin_from_view(s, req->view, &m, w, req->namespace,
+                            pod_label(req->object, LABEL_QUEUE_NAME), p);
     if (!p->pinned && view)
         placement_from_view(s, view, &m, w, req->namespace,
                             pod_label(req->object, LABEL_QUEUE_NAME), p);
@@ -129,6 +132,8 @@ judge_job(const struct snapshot *s, const struct admission *req,
             return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
+        if (p.unresolved && !p.unresolved_type && !v->unresolved)
+            v->unresolved = p.unresolved; /* view-owned: outlives p */
         if (!placement_known(&p))
             continue;
         if (p.zones.n > 1 && v->zones.n < 2) {
@@ -290,6 +295,18 @@ decide_job(const struct snapshot *s, const struct admission *req,
                     decision_set_reason(d, "instance type not in the table") < 0
                 ? -1
                 : 0;
+        goto out;
+    }
+    if (!v.pinned && v.unresolved) {
+        /* No type to quote: say what the nodes themselves tell. */
+        rc = decision_warn(d,
+                           "the nodes its pods can land on include %s, "
+                           "which topogate cannot identify: no topology "
+                           "check",
+                           v.unresolved) < 0 ||
+                     decision_set_reason(d, "nodes not in the table") < 0
+                 ? -1
+                 : 0;
         goto out;
     }
     if (!v.pinned) {

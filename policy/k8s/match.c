@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/k8s/labelname.h"
 #include "policy/k8s/pod.h"
+
+#define FIELD_NAME "metadata.name" /* the one field of a Node selectable */
+#define LABEL_HOSTNAME "kubernetes.io/hostname"
 
 static void *
 zalloc(size_t n, size_t size)
@@ -53,13 +57,25 @@ op_parse(const char *op)
     return MATCH_INVALID;
 }
 
+/* x matches nothing; the first such reason is the pod's problem. */
+static void
+expr_refuse(struct match_expr *x, struct match *m, const char *why,
+            const char *culprit)
+{
+    x->op = MATCH_INVALID;
+    if (m->problem == NULL) {
+        m->problem = why;
+        m->culprit = culprit;
+    }
+}
+
 /*
  * One expression as the API validates it: In and NotIn need values, the
  * existence tests none, Gt and Lt exactly one integer. Anything else
  * makes the expression (hence its term) match nothing.
  */
 static void
-expr_parse(const cJSON *e, struct match_expr *x, const char **problem)
+expr_parse(const cJSON *e, struct match_expr *x, struct match *m)
 {
     const cJSON *values = json_get(e, "values");
     int n = cJSON_IsArray(values) ? cJSON_GetArraySize(values) : 0;
@@ -100,28 +116,75 @@ expr_parse(const cJSON *e, struct match_expr *x, const char **problem)
     }
     if (x->key == NULL)
         x->op = MATCH_INVALID;
-    if (x->op == MATCH_INVALID && *problem == NULL)
-        *problem = "a node affinity expression the API does not accept "
-                   "matches no node";
+    if (x->op == MATCH_INVALID && m->problem == NULL)
+        m->problem = "a node affinity expression the API does not accept "
+                     "matches no node";
+    /* labels.NewRequirement checks the key and every value, whatever the
+     * operator; the scheduler's term then matches no node. */
+    if (x->op != MATCH_INVALID && !label_key_valid(x->key))
+        expr_refuse(x, m, "a node affinity key that is not a valid label "
+                          "key matches no node",
+                    x->key);
+    cJSON_ArrayForEach(v, values)
+    {
+        if (x->op != MATCH_INVALID && !label_value_valid(v->valuestring))
+            expr_refuse(x, m, "a node affinity value that is not a valid "
+                              "label value matches no node",
+                        v->valuestring);
+    }
+}
+
+/*
+ * One matchFields entry as the scheduler reads it
+ * (nodeSelectorRequirementsAsFieldSelector): In or NotIn with exactly
+ * one value. A Node has one selectable field, its name; the API refuses
+ * any other key (ValidateNodeFieldSelectorRequirement), so it matches
+ * nothing here.
+ */
+static void
+field_parse(const cJSON *e, struct match_expr *x, struct match *m)
+{
+    const cJSON *values = json_get(e, "values");
+    const cJSON *one = cJSON_GetArrayItem(values, 0);
+
+    x->key = json_string(e, "key");
+    x->op = op_parse(json_string(e, "operator"));
+    x->values = values;
+    if ((x->op != MATCH_IN && x->op != MATCH_NOT_IN) ||
+        !cJSON_IsArray(values) || cJSON_GetArraySize(values) != 1 ||
+        !cJSON_IsString(one))
+        expr_refuse(x, m, "a matchFields entry needs In or NotIn with one "
+                          "value: it matches no node",
+                    x->key);
+    else if (x->key == NULL || strcmp(x->key, FIELD_NAME) != 0)
+        expr_refuse(x, m, "matchFields on a field other than " FIELD_NAME
+                          " matches no node",
+                    x->key);
 }
 
 static int
 term_parse(const cJSON *t, struct match_term *term, struct match *m)
 {
     const cJSON *exprs = json_get(t, "matchExpressions");
+    const cJSON *fields = json_get(t, "matchFields");
     const cJSON *e;
 
     if (!cJSON_IsArray(exprs))
         exprs = NULL;
-    if (cJSON_GetArraySize(json_get(t, "matchFields")) > 0)
-        term->fields = true;
-    term->n = 0;
+    if (!cJSON_IsArray(fields))
+        fields = NULL;
+    term->n = term->n_fields = 0;
     term->exprs =
         zalloc((size_t)cJSON_GetArraySize(exprs), sizeof(*term->exprs));
-    if (cJSON_GetArraySize(exprs) > 0 && term->exprs == NULL)
+    term->fields =
+        zalloc((size_t)cJSON_GetArraySize(fields), sizeof(*term->fields));
+    if ((cJSON_GetArraySize(exprs) > 0 && term->exprs == NULL) ||
+        (cJSON_GetArraySize(fields) > 0 && term->fields == NULL))
         return -1;
     cJSON_ArrayForEach(e, exprs)
-        expr_parse(e, &term->exprs[term->n++], &m->problem);
+        expr_parse(e, &term->exprs[term->n++], m);
+    cJSON_ArrayForEach(e, fields)
+        field_parse(e, &term->fields[term->n_fields++], m);
     return 0;
 }
 
@@ -171,9 +234,24 @@ match_parse(const cJSON *spec, struct match *m)
         x->key = it->string;
         x->op = cJSON_IsString(it) ? MATCH_IN : MATCH_INVALID;
         x->values = it; /* the one value itself, see expr_holds() */
-        if (x->op == MATCH_INVALID && m->problem == NULL)
-            m->problem = "a nodeSelector value that is not a string";
+        if (x->op == MATCH_INVALID) {
+            if (m->problem == NULL)
+                m->problem = "a nodeSelector value that is not a string";
+        }
+        /* The apiserver refuses these (ValidateLabels); no node could
+         * carry them, so they match nothing. */
+        else if (!label_key_valid(x->key))
+            expr_refuse(x, m, "a nodeSelector key that is not a valid label "
+                              "key matches no node",
+                        x->key);
+        else if (!label_value_valid(it->valuestring))
+            expr_refuse(x, m, "a nodeSelector value that is not a valid "
+                              "label value matches no node",
+                        it->valuestring);
     }
+    m->node_name = json_string(spec, "nodeName");
+    if (m->node_name && *m->node_name == '\0')
+        m->node_name = NULL; /* "" is "not bound yet" */
     m->has_affinity = req != NULL && !cJSON_IsNull(req);
     cJSON_ArrayForEach(it, terms)
     {
@@ -193,8 +271,10 @@ match_free(struct match *m)
 {
     if (m == NULL)
         return;
-    for (size_t i = 0; i < m->n_terms; i++)
+    for (size_t i = 0; i < m->n_terms; i++) {
         free(m->terms[i].exprs);
+        free(m->terms[i].fields);
+    }
     free(m->terms);
     free(m->selector);
     free(m->tolerations);
@@ -291,31 +371,118 @@ exprs_hold(const struct match_expr *xs, size_t n,
 }
 
 /*
- * The API's rule (Pod spec, "Assigning Pods to Nodes"):
- *  1. every nodeSelector entry must match, AND
- *  2. when required node affinity is set, at least one of its
+ * The node's name against a term's fields (fields.Set of one key, read
+ * as "" where absent: a NotIn on the name holds for every other node).
+ * A node with no name has no fields, and the scheduler then leaves them
+ * out (nodeSelectorTerm.match: len(nodeFields) > 0).
+ */
+static bool
+fields_hold(const struct match_term *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const struct match_expr *x = &t->fields[i];
+        if (x->op == MATCH_INVALID)
+            return false;
+        if (name == NULL || *name == '\0')
+            continue;
+        bool same =
+            strcmp(cJSON_GetArrayItem(x->values, 0)->valuestring, name) == 0;
+        if (same != (x->op == MATCH_IN))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The API's rule (Pod spec, "Assigning Pods to Nodes"; component-helpers
+ * nodeaffinity.go GetRequiredNodeAffinity, Match; the NodeName plugin):
+ *  1. spec.nodeName, when set, must be the node's name, AND
+ *  2. every nodeSelector entry must match, AND
+ *  3. when required node affinity is set, at least one of its
  *     nodeSelectorTerms must match (terms are ORed);
- *  3. the expressions of one term must all match (ANDed);
- *  4. an empty term matches no node, and so do no terms at all.
- * A term with matchFields names nodes, not labels: kinds of node carry no
- * names, so such a term is judged by its expressions alone (the answer
- * may then include nodes the pod does not name).
+ *  4. the expressions and fields of one term must all match (ANDed);
+ *  5. an empty term (no expressions, no fields) matches no node, and so
+ *     do no terms at all.
+ * Without a name (a kind of node, a table row) rule 1 and the fields are
+ * not judged.
  */
 bool
-match_labels(const struct match *m, const struct label_set *labels,
-             bool (*unknown)(const char *key))
+match_node(const struct match *m, const struct label_set *labels,
+           const char *name, bool (*unknown)(const char *key))
 {
+    if (name && m->node_name && strcmp(m->node_name, name) != 0)
+        return false;
     if (!exprs_hold(m->selector, m->n_selector, labels, unknown))
         return false;
     if (!m->has_affinity)
         return true;
     for (size_t i = 0; i < m->n_terms; i++) {
         const struct match_term *t = &m->terms[i];
-        if ((t->n > 0 || t->fields) &&
-            exprs_hold(t->exprs, t->n, labels, unknown))
+        if ((t->n > 0 || t->n_fields > 0) &&
+            exprs_hold(t->exprs, t->n, labels, unknown) &&
+            fields_hold(t, name))
             return true;
     }
     return false;
+}
+
+bool
+match_labels(const struct match *m, const struct label_set *labels,
+             bool (*unknown)(const char *key))
+{
+    return match_node(m, labels, NULL, unknown);
+}
+
+static bool
+names_host(const struct match_expr *xs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (xs[i].key && strcmp(xs[i].key, LABEL_HOSTNAME) == 0)
+            return true;
+    return false;
+}
+
+bool
+match_names_nodes(const struct match *m)
+{
+    if (m->node_name || names_host(m->selector, m->n_selector))
+        return true;
+    for (size_t i = 0; m->has_affinity && i < m->n_terms; i++)
+        if (m->terms[i].n_fields > 0 ||
+            names_host(m->terms[i].exprs, m->terms[i].n))
+            return true;
+    return false;
+}
+
+/* The first value an In on key asks for, or NULL. */
+static const char *
+first_in(const struct match_expr *xs, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (xs[i].op != MATCH_IN || xs[i].key == NULL ||
+            strcmp(xs[i].key, key) != 0)
+            continue;
+        if (cJSON_IsString(xs[i].values)) /* a nodeSelector entry */
+            return xs[i].values->valuestring;
+        return cJSON_GetStringValue(cJSON_GetArrayItem(xs[i].values, 0));
+    }
+    return NULL;
+}
+
+const char *
+match_named_node(const struct match *m)
+{
+    const char *name = m->node_name;
+
+    if (name == NULL)
+        name = first_in(m->selector, m->n_selector, LABEL_HOSTNAME);
+    for (size_t i = 0; name == NULL && m->has_affinity && i < m->n_terms;
+         i++) {
+        name = first_in(m->terms[i].fields, m->terms[i].n_fields, FIELD_NAME);
+        if (name == NULL)
+            name = first_in(m->terms[i].exprs, m->terms[i].n, LABEL_HOSTNAME);
+    }
+    return name;
 }
 
 /*

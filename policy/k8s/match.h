@@ -52,11 +52,16 @@ struct match_expr {
     long long bound;     /* Gt, Lt */
 };
 
-/* Expressions ANDed; an empty term matches nothing. */
+/*
+ * Expressions and fields ANDed; an empty term matches nothing. A field
+ * is an In or NotIn on the node's name (key "metadata.name", one value);
+ * any other field is MATCH_INVALID.
+ */
 struct match_term {
     struct match_expr *exprs;
     size_t n;
-    bool fields; /* it has matchFields too: see match_labels() */
+    struct match_expr *fields; /* matchFields */
+    size_t n_fields;
 };
 
 struct match_toleration {
@@ -75,7 +80,9 @@ struct match {
     size_t n_terms;
     struct match_toleration *tolerations;
     size_t n_tolerations;
-    const char *problem; /* why part of it matches nothing, or NULL */
+    const char *node_name; /* spec.nodeName: bound to that node, or NULL */
+    const char *problem;   /* why part of it matches nothing, or NULL */
+    const char *culprit;   /* the key or value problem is about, or NULL */
 };
 
 /*
@@ -88,7 +95,10 @@ int match_parse(const cJSON *spec, struct match *m);
 void match_free(struct match *m);
 
 /*
- * Whether labels satisfy the pod's nodeSelector and required affinity.
+ * Whether a node with these labels and this name (NULL: not known) fits
+ * the pod's spec.nodeName, nodeSelector and required affinity. With no
+ * name, spec.nodeName and matchFields are not judged: a term of fields
+ * alone then matches (callers that know node names judge it).
  * unknown (may be NULL) names the keys whose absence from labels means
  * "not known" rather than "not set": an expression on such a key is not
  * judged. Kueue judges a flavor this way (its nodeLabels say nothing of
@@ -96,8 +106,23 @@ void match_free(struct match *m);
  * per-node labels. A term left with nothing to judge matches; a term
  * that was empty in the pod still does not.
  */
+bool match_node(const struct match *m, const struct label_set *labels,
+                const char *name, bool (*unknown)(const char *key));
+
+/* match_node() of a node whose name is not known. */
 bool match_labels(const struct match *m, const struct label_set *labels,
                   bool (*unknown)(const char *key));
+
+/*
+ * Whether the pod names single nodes: spec.nodeName, matchFields, or
+ * an expression on the kubernetes.io/hostname label. Only the nodes
+ * themselves then say where it lands, not kinds of node.
+ */
+bool match_names_nodes(const struct match *m);
+
+/* A node the pod names, for a message: spec.nodeName, else the first
+ * name or hostname it asks for with In; NULL when none. */
+const char *match_named_node(const struct match *m);
 
 /* For match_labels(): every absent key is unknown. */
 bool match_any_key(const char *key);

@@ -191,6 +191,7 @@ pinned_value(const struct snapshot *s, const struct match *m, const char *v,
     if (t == NULL) {
         if (p->unknown == NULL)
             p->unknown = v;
+        p->n_unknown++;
         return true;
     }
     return !row_admits(m, t, v) || add_type(p, t);
@@ -259,6 +260,7 @@ placement_read(const struct snapshot *s, const struct match *m, long gpus,
                struct placement *p)
 {
     placement_clear(p);
+    p->node = match_named_node(m);
     if (match_pins(m, is_type_key)) {
         p->pinned = true;
         p->evidence = EVIDENCE_PIN;
@@ -313,7 +315,8 @@ placement_clique(const struct snapshot *s, const struct match *m,
 bool
 placement_known(const struct placement *p)
 {
-    return p->n_types > 0 && p->unknown == NULL && !p->too_many;
+    return p->n_types > 0 && p->unknown == NULL && p->unresolved == NULL &&
+           !p->too_many;
 }
 
 const char *

@@ -52,10 +52,16 @@ struct placement {
     size_t n_types;
     size_t n_rows;          /* of rows[], below */
     const char *unresolved; /* a candidate kind of node we cannot read */
+    bool unresolved_type;   /* ... named by its instance type (else by
+                               what the view says of it: view.h what) */
     bool no_node;           /* the view has no node this pod fits (yet) */
     struct zone_set zones;  /* of the candidate nodes */
     bool too_many;          /* more than PLACEMENT_MAX: treat as unknown */
     const char *unknown;    /* a candidate name not in the table, or NULL */
+    size_t n_unknown;       /* how many pinned values the table lacks */
+    const char *node;       /* a node the pod names (match_named_node) */
+    bool by_name;           /* the candidates are the nodes it names */
+    bool type_pinned;       /* ... the nodes of the types it pins */
     bool pinned;            /* false: nothing constrains the instance type */
     const char *via;        /* "nodeSelector", "node affinity", "Karpenter" */
     enum evidence evidence;
@@ -110,6 +116,17 @@ void placement_from_view(const struct snapshot *s, const struct view *v,
                          const struct match *m, const struct workload *w,
                          const char *ns, const char *queue,
                          struct placement *p);
+
+/*
+ * A pod that pins one instance type the table lacks (p->unknown, from
+ * placement_read()): when the view has nodes of that type the pod fits,
+ * they say what it is (their GPU product and count, placement_kind()),
+ * beside the pinned types the table knows. Leaves p alone otherwise.
+ */
+void placement_pin_from_view(const struct snapshot *s, const struct view *v,
+                             const struct match *m, const struct workload *w,
+                             const char *ns, const char *queue,
+                             struct placement *p);
 
 /*
  * The fewest of resource (an RDMA NIC's, table_rdma_class()) that the

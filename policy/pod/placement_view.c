@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/k8s/labels.h"
@@ -19,14 +20,6 @@
 #include "policy/table/products.h"
 #include "policy/table/table.h"
 #include "policy/view/view.h"
-
-/* Where a node says what GPU it has, most specific first. */
-static const char *const product_keys[] = {
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "eks.amazonaws.com/instance-gpu-name",
-};
 
 /* The tolerations mutate.c adds (patch_tolerations). */
 static const struct match_toleration added[] = {
@@ -161,12 +154,11 @@ placement_kind(const struct snapshot *s, const struct node_kind *k,
         if (type && (t = snapshot_lookup(s, type)) != NULL)
             return row_from_type(t, k, r) ? type_keys[i] : NULL;
     }
-    for (size_t i = 0; i < sizeof(product_keys) / sizeof(product_keys[0]);
-         i++) {
-        const char *v = label_get(&k->set, product_keys[i]);
+    for (size_t i = 0; view_product_keys[i]; i++) {
+        const char *v = label_get(&k->set, view_product_keys[i]);
         const struct gpu_product *g = v ? snapshot_product(s, v) : NULL;
         if (g)
-            return row_from_product(g, v, k, r) ? product_keys[i] : NULL;
+            return row_from_product(g, v, k, r) ? view_product_keys[i] : NULL;
     }
     return NULL;
 }
@@ -200,26 +192,37 @@ add_zone(struct placement *p, const struct node_kind *k)
     p->zones.names[p->zones.n++] = z;
 }
 
-/* One kind as a candidate; false when p is full. */
+/* One kind as a candidate, nodes of it; false when p is full. */
 static bool
-add_kind(const struct snapshot *s, const struct node_kind *k,
+add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
          struct placement *p)
 {
     struct placement_row *r;
+    const char *by, *type;
 
     if (p->n_rows == PLACEMENT_MAX) {
         p->too_many = true;
         return false;
     }
     r = &p->rows[p->n_rows];
-    if (placement_kind(s, k, r) == NULL) {
-        if (p->unresolved == NULL)
-            p->unresolved = label_get(&k->set, LABEL_INSTANCE_TYPE)
-                                ? label_get(&k->set, LABEL_INSTANCE_TYPE)
-                                : "a GPU node of unknown type";
+    if ((by = placement_kind(s, k, r)) == NULL) {
+        /* An instance type is named as one; a node without a type label
+         * by what it says of itself (view.c kind_describe). */
+        if (p->unresolved == NULL) {
+            p->unresolved = label_get(&k->set, LABEL_INSTANCE_TYPE);
+            p->unresolved_type = p->unresolved != NULL;
+            if (p->unresolved == NULL)
+                p->unresolved = k->what;
+        }
         return true;
     }
-    r->nodes = k->nodes;
+    /* Nodes of a pinned type the table lacks, known by their GPU
+     * product: named as the pod names them (a view string). */
+    type = label_get(&k->set, LABEL_INSTANCE_TYPE);
+    if (p->type_pinned && type && strcmp(by, LABEL_INSTANCE_TYPE) != 0 &&
+        snapshot_lookup(s, type) == NULL)
+        r->row.name = (char *)type;
+    r->nodes = nodes;
     add_zone(p, k);
     p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
     p->n_rows++;
@@ -247,7 +250,9 @@ placement_candidates(const struct placement *p, char *buf, size_t len)
                                i ? ", " : "", p->rows[i].row.name,
                                p->rows[i].nodes,
                                p->rows[i].nodes == 1 ? "" : "s");
-    if (at < len)
+    /* A pod that names its nodes, or pins its types, is pinned already:
+     * the list is all there is to say. */
+    if (at < len && !p->by_name && !p->type_pinned)
         snprintf(buf + at, len - at,
                  ": pin one with nodeSelector " LABEL_INSTANCE_TYPE);
     return true;
@@ -272,8 +277,10 @@ flavor_rows(const struct snapshot *s, const struct view *v,
         if (type == NULL || !flavor_admits(m, f))
             continue;
         if ((t = snapshot_lookup(s, type)) == NULL) {
-            if (c->unresolved == NULL)
+            if (c->unresolved == NULL) {
                 c->unresolved = type;
+                c->unresolved_type = true;
+            }
             continue;
         }
         if (c->n_types == PLACEMENT_MAX) {
@@ -305,6 +312,80 @@ candidate(const struct view *v, const struct view_cluster_queue *q,
            (q == NULL || in_queue(v, q, m, k));
 }
 
+/* kubernetes.io/hostname is on a named node's labels; the other per-node
+ * labels are still not known. */
+static bool
+unknown_but_hostname(const char *key)
+{
+    return view_per_node_label(key) && strcmp(key, VIEW_HOSTNAME) != 0;
+}
+
+/*
+ * For a pod that names nodes: how many nodes of each kind (counts[i] for
+ * v->kinds[i]) it can land on, each judged by its own name and hostname
+ * (the scheduler's NodeName and NodeAffinity filters) besides its kind's
+ * labels and taints. -1 out of memory.
+ */
+static int
+named_counts(const struct view *v, const struct match *m, size_t *counts)
+{
+    size_t most = 0;
+    struct label *buf;
+
+    for (size_t i = 0; i < v->n_kinds; i++)
+        if (v->kinds[i].n_labels > most)
+            most = v->kinds[i].n_labels;
+    if ((buf = calloc(most + 1, sizeof(*buf))) == NULL)
+        return -1;
+    for (size_t i = 0; i < v->n_named; i++) {
+        const struct view_node *n = &v->named[i];
+        const struct node_kind *k = n->kind;
+        size_t at = 0, j = 0;
+        /* The kind's labels with the node's hostname in its place. */
+        for (; j < k->n_labels; j++) {
+            if (n->hostname && at == j &&
+                strcmp(k->labels[j].key, VIEW_HOSTNAME) > 0)
+                buf[at++] = (struct label){VIEW_HOSTNAME, n->hostname};
+            buf[at++] = k->labels[j];
+        }
+        if (n->hostname && at == j)
+            buf[at++] = (struct label){VIEW_HOSTNAME, n->hostname};
+        struct label_set set = {buf, at};
+        if (match_node(m, &set, n->name, unknown_but_hostname) &&
+            match_untolerated(m, k->taints, k->n_taints, keeps_pods_off, added,
+                              sizeof(added) / sizeof(added[0])) == NULL)
+            counts[k - v->kinds]++;
+    }
+    free(buf);
+    return 0;
+}
+
+/*
+ * How many nodes of each kind the pod can land on, into counts (n_kinds
+ * long): a kind's every node, or for a pod that names nodes the ones it
+ * names. -1 out of memory.
+ */
+static int
+kind_counts(const struct view *v, const struct view_cluster_queue *q,
+            const struct match *m, const struct workload *w, size_t *counts)
+{
+    bool named = match_names_nodes(m);
+
+    if (named && named_counts(v, m, counts) < 0)
+        return -1;
+    for (size_t i = 0; i < v->n_kinds; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        if (named)
+            counts[i] = counts[i] && holds(k, w) &&
+                                (q == NULL || in_queue(v, q, m, k))
+                            ? counts[i]
+                            : 0;
+        else
+            counts[i] = candidate(v, q, m, w, k) ? k->nodes : 0;
+    }
+    return 0;
+}
+
 long
 placement_nic_fewest(const struct view *v, const struct match *m,
                      const struct workload *w, const char *ns,
@@ -312,51 +393,81 @@ placement_nic_fewest(const struct view *v, const struct match *m,
 {
     const struct view_cluster_queue *q;
     long fewest = -1;
+    size_t *counts;
 
     if (v == NULL || v->too_many || resource == NULL)
         return -1;
     q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL ||
+        kind_counts(v, q, m, w, counts) < 0) {
+        free(counts);
+        return -1; /* out of memory: only the table speaks */
+    }
     for (size_t i = 0; i < v->n_kinds && fewest != 0; i++) {
         const struct node_kind *k = &v->kinds[i];
         long n;
-        if (!candidate(v, q, m, w, k))
+        if (counts[i] == 0)
             continue;
         n = nic_count(k, resource);
         if (fewest < 0 || n < fewest)
             fewest = n;
     }
+    free(counts);
     return fewest;
 }
 
-void
-placement_from_view(const struct snapshot *s, const struct view *v,
-                    const struct match *m, const struct workload *w,
-                    const char *ns, const char *queue, struct placement *p)
+/*
+ * The candidates from the view into p; pin (may be NULL) is what the pod
+ * pinned itself, whose table rows stay candidates beside the view's.
+ * Leaves p alone when no node fits (p->no_node set then, where the view
+ * has GPU nodes). -1 out of memory (p left alone).
+ */
+static int
+from_view(const struct snapshot *s, const struct view *v,
+          const struct match *m, const struct workload *w, const char *ns,
+          const char *queue, const struct placement *pin, struct placement *p)
 {
-    const struct view_cluster_queue *q =
-        queue && ns ? view_queue(v, ns, queue) : NULL;
+    const struct view_cluster_queue *q;
     struct placement c;
+    size_t *counts;
 
-    if (v == NULL || v->too_many || (v->n_kinds == 0 && q == NULL))
-        return; /* an empty view says nothing */
+    if (v == NULL)
+        return 0;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    if (v->too_many || (v->n_kinds == 0 && q == NULL))
+        return 0; /* an empty view says nothing */
+    if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL ||
+        kind_counts(v, q, m, w, counts) < 0) {
+        free(counts);
+        return -1;
+    }
     placement_clear(&c);
+    c.type_pinned = pin != NULL;
     for (size_t i = 0; i < v->n_kinds; i++) {
-        const struct node_kind *k = &v->kinds[i];
-        if (!candidate(v, q, m, w, k))
+        if (counts[i] == 0)
             continue;
-        if (!add_kind(s, k, &c))
+        if (!add_kind(s, &v->kinds[i], counts[i], &c))
             break;
     }
+    free(counts);
     if (q && c.n_types == 0 && c.unresolved == NULL && !c.too_many)
         flavor_rows(s, v, q, m, &c);
     if (c.n_types == 0 && c.unresolved == NULL && !c.too_many) {
         p->no_node = v->n_kinds > 0; /* none yet: the view is no evidence */
-        return;
+        return 0;
     }
     c.pinned = true;
     c.evidence = q ? EVIDENCE_QUEUE : EVIDENCE_NODES;
     c.via = q ? "Kueue queue" : "cluster's nodes";
-    if (c.unresolved)
+    c.by_name = match_names_nodes(m);
+    if (c.by_name && !q)
+        c.via = "nodes it names";
+    if (pin) {
+        c.type_pinned = true;
+        c.via = "nodes of the pinned type";
+    }
+    c.node = p->node;
+    if (c.unresolved && c.unresolved_type)
         c.unknown = c.unresolved;
     /* Rows point into c: move them, then point at the copies. Table rows
      * (a flavor's type) point into the snapshot and stay as they are. */
@@ -367,4 +478,64 @@ placement_from_view(const struct snapshot *s, const struct view *v,
             p->rows[i].row.shm = p->rows[i].shm; /* a product's row */
         p->types[i] = &p->rows[i].row;
     }
+    /* The pinned types the table knows and the view has no node of yet
+     * (a group scaling from zero) stay candidates. */
+    for (size_t i = 0; pin && i < pin->n_types && !p->too_many; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < p->n_types && !seen; j++)
+            seen = strcmp(p->types[j]->name, pin->types[i]->name) == 0;
+        if (seen)
+            continue;
+        if (p->n_types == PLACEMENT_MAX)
+            p->too_many = true;
+        else
+            p->types[p->n_types++] = pin->types[i];
+    }
+    return 0;
+}
+
+void
+placement_from_view(const struct snapshot *s, const struct view *v,
+                    const struct match *m, const struct workload *w,
+                    const char *ns, const char *queue, struct placement *p)
+{
+    (void)from_view(s, v, m, w, ns, queue, NULL, p);
+}
+
+void
+placement_pin_from_view(const struct snapshot *s, const struct view *v,
+                        const struct match *m, const struct workload *w,
+                        const char *ns, const char *queue,
+                        struct placement *p)
+{
+    const struct view_cluster_queue *q;
+    struct placement *pin;
+    size_t *counts;
+    bool seen = false;
+
+    /* One unknown value: with more, the view would have to know each. */
+    if (v == NULL || v->too_many || !p->pinned ||
+        p->evidence != EVIDENCE_PIN || p->n_unknown != 1 || p->too_many)
+        return;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL)
+        return;
+    if (kind_counts(v, q, m, w, counts) == 0)
+        for (size_t i = 0; i < v->n_kinds && !seen; i++) {
+            const char *t = label_get(&v->kinds[i].set, LABEL_INSTANCE_TYPE);
+            if (t == NULL)
+                t = label_get(&v->kinds[i].set,
+                              "beta.kubernetes.io/instance-type");
+            seen = counts[i] > 0 && t && strcmp(t, p->unknown) == 0;
+        }
+    free(counts);
+    if (!seen)
+        return; /* no node of that type yet: the pin alone speaks */
+    /* The pin's table rows point into the snapshot: a shallow copy keeps
+     * them while from_view() rewrites p. */
+    if ((pin = malloc(sizeof(*pin))) == NULL)
+        return;
+    memcpy(pin, p, offsetof(struct placement, rows));
+    (void)from_view(s, v, m, w, ns, queue, pin, p);
+    free(pin);
 }

@@ -41,6 +41,7 @@ struct kind_entry {
 
 struct node_entry {
     char *name;
+    char *hostname; /* kubernetes.io/hostname, or NULL */
     struct kind_entry *kind;
 };
 
@@ -70,7 +71,7 @@ bool
 view_per_node_label(const char *key)
 {
     static const char *const exact[] = {
-        "kubernetes.io/hostname",
+        VIEW_HOSTNAME,
         "alpha.eksctl.io/instance-id",
         "cloud.google.com/gce-topology-host",
         "topology.k8s.aws/network-node-layer-1",
@@ -90,6 +91,14 @@ view_per_node_label(const char *key)
             return true;
     return false;
 }
+
+const char *const view_product_keys[] = {
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "eks.amazonaws.com/instance-gpu-name",
+    NULL,
+};
 
 /*
  * The taints that say what state a node is in, not what it is: the node
@@ -186,6 +195,7 @@ kind_clear(struct node_kind *k)
     taints_free(k->taints, k->n_taints);
     for (size_t i = 0; i < k->n_nics; i++)
         free(k->nics[i].resource);
+    free(k->what);
     memset(k, 0, sizeof(*k));
 }
 
@@ -406,6 +416,7 @@ node_remove(struct view_index *x, size_t at)
 {
     kind_release(x, x->nodes[at].kind);
     free(x->nodes[at].name);
+    free(x->nodes[at].hostname);
     memmove(&x->nodes[at], &x->nodes[at + 1],
             (x->n_nodes - at - 1) * sizeof(x->nodes[0]));
     x->n_nodes--;
@@ -553,10 +564,30 @@ per_node_check(struct view_index *x)
     return found < 0 ? -1 : 0;
 }
 
+/* A node's hostname label changed (or came, or went): 0 same, 1 changed,
+ * -1 out of memory. */
+static int
+hostname_set(struct node_entry *n, const char *hostname)
+{
+    char *copy;
+
+    if (hostname == NULL ? n->hostname == NULL
+                         : n->hostname && strcmp(n->hostname, hostname) == 0)
+        return 0;
+    if (hostname && (copy = strdup(hostname)) == NULL)
+        return -1;
+    free(n->hostname);
+    n->hostname = hostname ? copy : NULL;
+    return 1;
+}
+
 int
 view_index_put_node(struct view_index *x, const cJSON *node)
 {
     const char *name = json_string(json_get(node, "metadata"), "name");
+    const char *hostname =
+        json_string(json_get(json_get(node, "metadata"), "labels"),
+                    VIEW_HOSTNAME);
     struct node_kind k;
     struct kind_entry *e;
     bool found;
@@ -581,8 +612,11 @@ view_index_put_node(struct view_index *x, const cJSON *node)
         return -1;
     }
     if (found) {
+        int host = hostname_set(&x->nodes[at], hostname);
+        if (host < 0)
+            return -1;
         if (x->nodes[at].kind == e)
-            return 0; /* a heartbeat: nothing decisions read changed */
+            return host; /* 0: a heartbeat, nothing decisions read */
         e->k.nodes++;
         kind_release(x, x->nodes[at].kind);
         x->nodes[at].kind = e;
@@ -599,9 +633,10 @@ view_index_put_node(struct view_index *x, const cJSON *node)
     memmove(&x->nodes[at + 1], &x->nodes[at],
             (x->n_nodes - at) * sizeof(x->nodes[0]));
     x->n_nodes++;
-    x->nodes[at] = (struct node_entry){strdup(name), e};
+    x->nodes[at] = (struct node_entry){strdup(name), NULL, e};
     e->k.nodes++;
-    if (x->nodes[at].name == NULL) {
+    if (x->nodes[at].name == NULL ||
+        hostname_set(&x->nodes[at], hostname) < 0) {
         node_remove(x, at);
         return -1;
     }
@@ -939,6 +974,11 @@ view_free(struct view *v)
     for (size_t i = 0; i < v->n_kinds; i++)
         kind_clear(&v->kinds[i]);
     free(v->kinds);
+    for (size_t i = 0; i < v->n_named; i++) {
+        free(v->named[i].name);
+        free(v->named[i].hostname);
+    }
+    free(v->named);
     for (size_t i = 0; i < v->n_flavors; i++) {
         free(v->flavors[i].name);
         labels_free(v->flavors[i].labels, v->flavors[i].n_labels);
@@ -991,6 +1031,58 @@ kind_order(const void *pa, const void *pb)
     return a->n_taints < b->n_taints ? -1 : a->n_taints > b->n_taints;
 }
 
+static int
+entry_order(const void *pa, const void *pb)
+{
+    return kind_order(&(*(struct kind_entry *const *)pa)->k,
+                      &(*(struct kind_entry *const *)pb)->k);
+}
+
+/* What a kind is, for a message where no row of the table says it: its
+ * GPU count and product, which is all the node itself tells. */
+static int
+kind_describe(struct node_kind *k)
+{
+    const char *product = NULL;
+    int n;
+
+    for (size_t i = 0; view_product_keys[i] && product == NULL; i++)
+        product = label_get(&k->set, view_product_keys[i]);
+    if (product)
+        n = asprintf(&k->what, "nodes of %ld x '%s' GPUs", k->gpus, product);
+    else
+        n = asprintf(&k->what, "nodes of %ld GPUs of no named product",
+                     k->gpus);
+    if (n < 0)
+        k->what = NULL;
+    return n < 0 ? -1 : 0;
+}
+
+/* The index's nodes by name, each pointing at its kind in v (sorted[j]
+ * became v->kinds[j]); nodes of kinds past VIEW_KINDS_MAX are left out. */
+static int
+named_copy(const struct view_index *x, struct kind_entry *const *sorted,
+           struct view *v)
+{
+    if ((v->named = array(x->n_nodes, sizeof(*v->named))) == NULL)
+        return -1;
+    for (size_t i = 0; i < x->n_nodes; i++) {
+        const struct node_entry *n = &x->nodes[i];
+        size_t j = 0;
+        while (j < v->n_kinds && sorted[j] != n->kind)
+            j++;
+        if (j == v->n_kinds)
+            continue;
+        struct view_node *to = &v->named[v->n_named++];
+        to->kind = &v->kinds[j];
+        to->name = strdup(n->name);
+        to->hostname = n->hostname ? strdup(n->hostname) : NULL;
+        if (to->name == NULL || (n->hostname && to->hostname == NULL))
+            return -1;
+    }
+    return 0;
+}
+
 /* Trainer's runtimes as expand() takes them, owned by the view. */
 static int
 runtimes_copy(const struct view_index *x, struct view *v)
@@ -1026,6 +1118,7 @@ view_build(const struct view_index *x)
 {
     struct view *v = calloc(1, sizeof(*v));
     size_t kinds = x->n_kinds;
+    struct kind_entry **sorted = NULL;
     const cJSON *it;
 
     if (v == NULL)
@@ -1042,7 +1135,9 @@ view_build(const struct view_index *x)
                               sizeof(*v->cluster_queues));
     v->local_queues = array((size_t)cJSON_GetArraySize(x->local_queues),
                             sizeof(*v->local_queues));
-    if (!v->kinds || !v->flavors || !v->cluster_queues || !v->local_queues)
+    sorted = array(kinds, sizeof(*sorted));
+    if (!v->kinds || !v->flavors || !v->cluster_queues || !v->local_queues ||
+        !sorted)
         goto fail;
     /* Every node counts, kept out past VIEW_KINDS_MAX or not. */
     for (size_t i = 0; i < x->n_kinds; i++)
@@ -1054,16 +1149,20 @@ view_build(const struct view_index *x)
         if ((v->per_node[v->n_per_node] = strdup(x->per_node[v->n_per_node])) ==
             NULL)
             goto fail;
+    /* Sorted before copying, so that nodes find their kind's place. */
+    if (kinds > 0) /* x->kinds is NULL until the first kind */
+        memcpy(sorted, x->kinds, kinds * sizeof(*sorted));
+    qsort(sorted, kinds, sizeof(*sorted), entry_order);
     for (; v->n_kinds < kinds; v->n_kinds++) {
-        if (kind_copy(&x->kinds[v->n_kinds]->k, &v->kinds[v->n_kinds]) < 0) {
+        struct node_kind *k = &v->kinds[v->n_kinds];
+        if (kind_copy(&sorted[v->n_kinds]->k, k) < 0 ||
+            kind_describe(k) < 0) {
             v->n_kinds++;
             goto fail;
         }
     }
-    qsort(v->kinds, v->n_kinds, sizeof(v->kinds[0]), kind_order);
-    for (size_t i = 0; i < v->n_kinds; i++) /* qsort moved them */
-        v->kinds[i].set =
-            (struct label_set){v->kinds[i].labels, v->kinds[i].n_labels};
+    if (named_copy(x, sorted, v) < 0)
+        goto fail;
     cJSON_ArrayForEach(it, x->flavors)
     {
         if (flavor_read(it, &v->flavors[v->n_flavors++]) < 0)
@@ -1082,8 +1181,10 @@ view_build(const struct view_index *x)
     }
     if (runtimes_copy(x, v) < 0)
         goto fail;
+    free(sorted);
     return v;
 fail:
+    free(sorted);
     view_free(v);
     return NULL;
 }

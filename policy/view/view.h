@@ -52,6 +52,14 @@ struct node_kind {
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
     size_t nodes; /* how many nodes are of this kind */
+    char *what;   /* in the view: "8 x 'NVIDIA-H100-80GB-HBM3' GPUs" */
+};
+
+/* One GPU node by name, for pods that name nodes (match_names_nodes()). */
+struct view_node {
+    char *name;
+    char *hostname; /* its kubernetes.io/hostname label, or NULL */
+    const struct node_kind *kind;
 };
 
 struct view_flavor {
@@ -81,6 +89,8 @@ struct view {
     size_t n_kinds;
     size_t n_nodes; /* GPU nodes, all of them (too_many or not) */
     bool too_many;  /* past VIEW_KINDS_MAX: the kinds are not all here */
+    struct view_node *named; /* the nodes of kinds[], sorted by name */
+    size_t n_named;
     char **per_node; /* label keys found to differ per node, sorted */
     size_t n_per_node;
     struct view_flavor *flavors;
@@ -156,5 +166,10 @@ bool view_per_node_label(const char *key);
 /* Taints of a node's condition (not-ready, unschedulable, ...), which come
  * and go: left out of kinds, and never keep a pod off a kind. */
 bool view_condition_taint(const char *key);
+
+/* Where a node says what GPU it has, most specific first; NULL ends it. */
+extern const char *const view_product_keys[];
+
+#define VIEW_HOSTNAME "kubernetes.io/hostname"
 
 #endif

@@ -113,6 +113,12 @@ golden accelerators.txt "$TMP/accelerators.txt"
 	>"$TMP/slow-env.txt" 2>&1
 expect "slow-env audit: exit status" 0 $?
 golden slow-env.txt "$TMP/slow-env.txt"
+
+# Label keys and values the API refuses are mistakes (issue 44 point 5).
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/labels.yaml) \
+	>"$TMP/labels.txt" 2>&1
+expect "labels audit: exit status" 0 $?
+golden labels.txt "$TMP/labels.txt"
 # mpirun starting a process group per worker from a script (item 6).
 (cd "$HERE" && "$BIN" audit --fail-on never inputs/per-node-launcher.yaml) \
 	>"$TMP/per-node-launcher.txt" 2>&1

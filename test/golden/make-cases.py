@@ -2030,6 +2030,86 @@ def _(n):
     return tj_2x8(n, node_selector=it("p5.48xlarge"))
 
 
+# Pods that name their node (issue 44 point 1): spec.nodeName (the
+# scheduler's NodeName filter), a kubernetes.io/hostname selector, or a
+# matchFields term on metadata.name (what the DaemonSet controller writes,
+# pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity):
+# each is the kind of that node in the view, never "pin one type".
+P4D_NODE = "ip-10-0-1-11.ec2.internal"
+P5_NODE = "ip-10-0-2-21.ec2.internal"
+
+
+def name_terms(*names):
+    return {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [nm]}]}
+                for nm in names]}}}
+
+
+@case("view-nodename-p4d-2x8-mutate", args=EKS_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={}, spec_extra={"nodeName": P4D_NODE})
+
+
+@case("view-nodename-p4d-16x1-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={}, spec_extra={"nodeName": P4D_NODE})
+
+
+@case("view-hostname-selector-p4d-16x1-deny", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={"kubernetes.io/hostname": P4D_NODE})
+
+
+@case("view-matchfields-p4d-2x8-mutate", args=EKS_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={}, affinity=name_terms(P4D_NODE))
+
+
+@case("view-matchfields-p4d-p5-16x1-deny", args=EKS_VIEW)
+def _(n):
+    # Two named nodes of two types: both listed, no "pin one type".
+    return tj_16x1(n, node_selector={},
+                   affinity=name_terms(P4D_NODE, P5_NODE))
+
+
+@case("view-nodename-cpu-node-unknown", args=EKS_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={},
+                   spec_extra={"nodeName": "ip-10-0-0-5.ec2.internal"})
+
+
+@case("nodename-without-view-unknown")
+def _(n):
+    return tj_16x1(n, node_selector={}, spec_extra={"nodeName": P4D_NODE})
+
+
+# A pinned type the table lacks, on nodes GPU Feature Discovery describes
+# (issue 44 point 7): the view's nodes of that type say what it is.
+TYPED_VIEW = "--nodes test/nodes/onprem-gfd-h100-typed.yaml"
+
+
+@case("view-unknown-type-pin-gfd-h100-16x1-deny", args=TYPED_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector=it("hgx-h100-8x"))
+
+
+@case("view-unknown-type-pin-gfd-h100-2x8-mutate", args=TYPED_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("hgx-h100-8x"))
+
+
+@case("view-unknown-type-pin-no-such-node-unknown", args=TYPED_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector=it("hgx-b200-8x"))
+
+
+@case("view-unknown-product-says-what-nodes-say", args=TYPED_VIEW)
+def _(n):
+    return tj_16x1(n, node_selector={"rack": "r7"})
+
+
 # NIC resources (issue 43 point 2): one is added only where every node the
 # pod can land on advertises it in allocatable, with their fewest, not the
 # table's count; never beside an RDMA resource the pod asks for under
@@ -2271,6 +2351,16 @@ def _(n):
 @case("job-trainjob-unknown-type-warn")
 def _(n):
     return job_review(n, trainjob(pin=it("g5.8xlarge")))
+
+
+@case("job-view-unknown-product-says-what-nodes-say", args=TYPED_VIEW)
+def _(n):
+    return job_review(n, trainjob(pin={"rack": "r7"}))
+
+
+@case("job-view-unknown-type-pin-gfd-h100-deny", args=TYPED_VIEW)
+def _(n):
+    return job_review(n, trainjob(pin=it("hgx-h100-8x")))
 
 
 @case("job-pytorchjob-master-worker-16x1-deny")
