@@ -121,7 +121,8 @@ ring_main(void *arg)
     struct sched_param sp = {.sched_priority = 0};
     struct timespec until, now;
     time_t last_report = 0;
-    uint64_t reported = 0;
+    /* A writer started again reports only the drops since its start. */
+    uint64_t reported = atomic_load(&ring_dropped);
     unsigned quiet = 0;
 
     (void)arg;

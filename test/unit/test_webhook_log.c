@@ -75,7 +75,8 @@ slurp(int fd)
 
 /*
  * Checks every line of text: the shape, a thread's lines in order, each
- * exactly once. Returns the review lines seen; *others gets the rest.
+ * at most once (a line the ring dropped leaves a gap). Returns the review
+ * lines seen; *others gets the rest.
  */
 static long
 check_lines(char *text, int threads, int per_thread, long *others)
@@ -95,12 +96,12 @@ check_lines(char *text, int threads, int per_thread, long *others)
             continue;
         }
         if (sscanf(r, " test info: review uid=t%d-%d ", &t, &i) != 2 || t < 0 ||
-            t >= threads || i != next[t]) {
+            t >= threads || i < next[t]) {
             if (bad++ < 5)
                 fprintf(stderr, "out of order or torn: '%s'\n", l);
             continue;
         }
-        next[t]++;
+        next[t] = i + 1;
         seen++;
     }
     CHECK_INT(bad, 0);
@@ -189,6 +190,7 @@ test_concurrent(void)
     char path[] = "/tmp/test_webhook_log.XXXXXX";
     int fd = mkstemp(path);
     pthread_t th[THREADS];
+    uint64_t before = log_dropped();
     long others, seen;
     char *text;
 
@@ -217,9 +219,12 @@ test_concurrent(void)
     CHECK(strstr(text, "after the stop\n") != NULL &&
           strstr(strstr(text, "after the stop\n"), "review") == NULL);
     seen = check_lines(text, THREADS, LINES, &others);
-    CHECK_INT(seen, THREADS * LINES);
-    CHECK_INT(others, 1);
-    CHECK_INT(log_dropped(), 0);
+    /* Every line is written or counted as dropped: a writer that gets no
+     * CPU for LOGRING_WAIT_MS on a busy machine drops, by design. */
+    CHECK_INT(seen + (long)(log_dropped() - before), THREADS * LINES);
+    CHECK(seen > 0);
+    /* The stop line, and drop reports only where lines were dropped. */
+    CHECK(others >= 1 && (others == 1) == (log_dropped() == before));
     free(text);
 }
 
