@@ -105,6 +105,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     bool agreed;
     int rc = -1;
 
+    /* A framework's pods go no further than its switch says. */
+    if (w->owner == OWNER_FRAMEWORK)
+        mode = snapshot_framework_mode(s, req->namespace, w->framework);
     if (match_parse(json_get(pod, "spec"), &m) < 0)
         return -1;
     placement_read(s, &m, w->gpus, &p);
@@ -163,6 +166,9 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         goto out;
     d->verdict = judge_verdict(mode, worst.sev, evidence_of(s, &p),
                                d->n_ops > 0, &d->judged);
+    if (w->owner == OWNER_FRAMEWORK &&
+        judge_framework_note(s, req->namespace, w->framework, d) < 0)
+        goto out;
     if (worst.sev != SEV_OK
             ? finding_explain(d, &worst) < 0
             : decision_set_reason(d, d->n_ops ? "patched to the node's fast "
@@ -199,9 +205,14 @@ decide(const struct snapshot *s, const struct admission *req,
     if (!w.any_gpu && !w.bad_value &&
         !(w.null_resource && strcmp(w.null_resource, RESOURCE_GPU) == 0))
         return 0;
-    if (w.owner == OWNER_NONE || w.launcher)
+    if (w.owner == OWNER_NONE || w.launcher ||
+        (w.owner == OWNER_FRAMEWORK &&
+         s->frameworks[w.framework] == FRAMEWORK_OFF))
         return 0;
-    d->mode = mode_name(snapshot_mode_for(s, req->namespace));
+    d->mode = mode_name(w.owner == OWNER_FRAMEWORK
+                            ? snapshot_framework_mode(s, req->namespace,
+                                                      w.framework)
+                            : snapshot_mode_for(s, req->namespace));
     skip = pod_annotation(pod, ANNOTATION_SKIP);
     if ((rc = judge_opt_out(s, req->namespace, skip && strcmp(skip, "true") == 0,
                             d)) != 0)

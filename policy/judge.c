@@ -321,3 +321,16 @@ finding_deny(struct decision *d, const struct finding *f, const char *extra)
     free(msg);
     return rc;
 }
+
+int
+judge_framework_note(const struct snapshot *s, const char *ns,
+                     enum framework fw, struct decision *d)
+{
+    if (d->judged != VERDICT_DENY || d->verdict == VERDICT_DENY ||
+        snapshot_framework_mode(s, ns, fw) == snapshot_mode_for(s, ns))
+        return 0;
+    return decision_warn(d, "policy frameworks.%s is %s: with enforce "
+                            "this would be refused",
+                         framework_key(fw),
+                         framework_level_name(s->frameworks[fw]));
+}

@@ -53,6 +53,15 @@ enum verdict judge_verdict(enum mode mode, enum severity sev, enum evidence ev,
 int judge_opt_out(const struct snapshot *s, const char *ns, bool asked,
                   struct decision *d);
 
+/*
+ * A framework's pods governed below the namespace's mode by its switch
+ * (policy frameworks: audit, warn): where enforce would have refused
+ * (d->judged), says which switch turns the refusal on. 0, or -1 out of
+ * memory.
+ */
+int judge_framework_note(const struct snapshot *s, const char *ns,
+                         enum framework fw, struct decision *d);
+
 /* The worst finding over the candidate types of p, into *worst. */
 void judge_all(const struct snapshot *s, const struct workload *w,
                const struct placement *p, struct finding *worst);

@@ -49,6 +49,8 @@ why_ignored(const cJSON *pod)
         return "asks for no " RESOURCE_GPU;
     if (w.launcher)
         return "an MPI launcher: runs no ranks";
+    if (w.owner == OWNER_FRAMEWORK)
+        return "its framework is switched off (policy frameworks)";
     return "not a training pod: no Kubeflow operator labels and no "
            "topogate.io/managed label";
 }

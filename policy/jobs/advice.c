@@ -73,13 +73,20 @@ void
 advice_layout(struct strbuf *sb, const struct workload *w,
               const struct instance_type *t)
 {
-    const struct kind_fix *f = kinds_fix(w->owner);
+    const struct kind_fix *f = kinds_fix_for(w);
     long world = workload_world(w), nodes, per;
     long now;
 
     layout_for(w, t, &nodes, &per);
     now = nodes * per;
-    if (f->nodes == NULL) {
+    if (f->nodes == NULL && unsized(w, f)) {
+        /* Plain pods that do not say how many there are: as below, no
+         * count the job may not have. */
+        strbuf_printf(sb, "put the job's GPUs on as few %s as hold them "
+                          "(up to %d each)",
+                      f->pods, t->count);
+        return;
+    } else if (f->nodes == NULL) {
         strbuf_printf(sb, "use %ld pod%s x %ld GPUs", nodes,
                       nodes == 1 ? "" : "s", per);
     } else if (unsized(w, f)) {
@@ -130,10 +137,17 @@ void
 advice_resources(struct strbuf *sb, const struct workload *w,
                  const struct instance_type *t, int nics)
 {
-    const struct kind_fix *f = kinds_fix(w->owner);
+    const struct kind_fix *f = kinds_fix_for(w);
     long nodes, per;
 
     layout_for(w, t, &nodes, &per);
+    if (unsized(w, f) && f->limits == NULL) {
+        strbuf_printf(sb, "request %s: that count per pod", t->resource);
+        if (nics > 0)
+            strbuf_printf(sb, ", and %s: %d if there is more than one pod",
+                          type_nic_resource(t), nics);
+        return;
+    }
     if (unsized(w, f)) {
         strbuf_printf(sb, "set %s%s%s %s to that count",
                       f->worker ? f->worker : "", f->worker ? " " : "",

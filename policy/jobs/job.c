@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "policy/kinds/expand.h"
+#include "policy/kinds/kinds.h"
 #include "policy/jobs/job_internal.h"
 #include "policy/judge.h"
 #include "policy/k8s/match.h"
@@ -22,13 +23,19 @@
 #include "policy/jobs/repack.h"
 #include "policy/pod/zones.h"
 
+/* The rows of the table of kinds that say job_level (kinds.c). */
 bool
 job_kind(const char *group, const char *kind)
 {
-    if (strcmp(group, "trainer.kubeflow.org") == 0)
-        return strcmp(kind, "TrainJob") == 0;
-    return strcmp(group, "kubeflow.org") == 0 &&
-           (strcmp(kind, "PyTorchJob") == 0 || strcmp(kind, "MPIJob") == 0);
+    return kinds_job(group, kind);
+}
+
+/* The row of the object itself, for its apiVersion; NULL: none. */
+static const struct kind *
+object_row(const struct admission *req)
+{
+    return kinds_object(req->group, json_string(req->object, "apiVersion"),
+                        req->kind, NULL);
 }
 
 /* worst.type may point into p, which is the loop's: keep a copy. */
@@ -247,11 +254,18 @@ int
 decide_job(const struct snapshot *s, const struct admission *req,
            struct decision *d)
 {
-    enum mode mode = snapshot_mode_for(s, req->namespace);
+    const struct kind *row = object_row(req);
+    enum framework fw = row ? row->framework : FRAMEWORK_NONE;
+    enum mode mode = snapshot_framework_mode(s, req->namespace, fw);
     struct expansion e;
     struct verdict_of_job v = {0};
     int rc = -1;
 
+    /* Another apiVersion of a job kind (v1alpha2 MPIJob) is judged pod
+     * by pod; a framework switched off, not at all. */
+    if ((row && !row->job_level) ||
+        (fw != FRAMEWORK_NONE && s->frameworks[fw] == FRAMEWORK_OFF))
+        return 0;
     if ((strcmp(req->operation, "CREATE") != 0 &&
          strcmp(req->operation, "UPDATE") != 0) ||
         !cJSON_IsObject(req->object) || spec_unchanged(req))
@@ -263,6 +277,10 @@ decide_job(const struct snapshot *s, const struct admission *req,
         rc = 0;
         goto out;
     }
+    /* A framework's object is judged whole for the size its pods lack;
+     * without one (a RayService's cluster) its pods are judged alone. */
+    if (fw != FRAMEWORK_NONE && e.job.nodes == 0)
+        goto out;
     rc = -1;
     if (judge_job(s, req, &e, &v) < 0)
         goto out;
@@ -335,6 +353,8 @@ decide_job(const struct snapshot *s, const struct admission *req,
         s->repack && v.worst.fragmented)
         rc = decision_warn(d, "audit: jobs.repack is on; enforce would try "
                               "to repack this job");
+    if (rc == 0 && fw != FRAMEWORK_NONE)
+        rc = judge_framework_note(s, req->namespace, fw, d);
     if (rc == 0 && d->verdict != VERDICT_DENY) {
         size_t had = d->n_ops;
         rc = job_launcher_env(s, req, &e, &v, mode, d);

@@ -34,6 +34,10 @@ int expand_volcano_job(const cJSON *obj, const struct runtimes *rt,
                        struct expansion *e);
 int expand_ray(const cJSON *obj, const struct runtimes *rt,
                struct expansion *e);
+int expand_lws(const cJSON *obj, const struct runtimes *rt,
+               struct expansion *e);
+int expand_mpijob_v1alpha2(const cJSON *obj, const struct runtimes *rt,
+                           struct expansion *e);
 /* Pod templates found anywhere under spec, when one asks for GPUs; 1
  * when none does (the caller skips the object). what: "Kind api". */
 int expand_unknown(const cJSON *obj, struct expansion *e, const char *what);

@@ -1,9 +1,9 @@
 /*
  * expand_other.c - kinds whose pods topogate governs only where the
  * policy opts them in (the topogate.io/managed label): Training Operator
- * v1's JAXJob, Volcano's batch.volcano.sh Job, KubeRay's RayCluster and
- * RayJob; and any other kind whose pod templates ask for GPUs, read
- * through those templates. The labels are the controllers' own, so that
+ * v1's JAXJob; and any other kind whose pod templates ask for GPUs, read
+ * through those templates. Ray, Volcano, LeaderWorkerSet and the
+ * v1alpha2 MPIJob have files of their own (expand_ray.c ...). The labels are the controllers' own, so that
  * a pod reads in the audit as it would in the cluster.
  */
 #include <stdio.h>
@@ -18,20 +18,6 @@
 #define TEMPLATE_DEPTH 8
 /* Most pod templates read from one unknown object. */
 #define TEMPLATE_MAX 16
-
-static int
-group_with(struct expansion *e, const char *role, long replicas,
-           const cJSON *template, const char *const *labels)
-{
-    cJSON *pod = podbuild_from_template(template, e->namespace, e->name);
-
-    for (; pod && labels && labels[0]; labels += 2)
-        if (podbuild_label(pod, labels[0], labels[1]) < 0) {
-            cJSON_Delete(pod);
-            return -1;
-        }
-    return pod ? podbuild_group(e, role, replicas, pod) : -1;
-}
 
 /*
  * JAXJob: Workers only, labelled as every Training Operator v1 pod
@@ -54,7 +40,7 @@ expand_jaxjob(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
     (void)rt;
     if (w == NULL)
         return podbuild_note(e, "no Worker in spec.jaxReplicaSpecs");
-    if (group_with(e, "Worker", replicas, json_get(w, "template"), labels) < 0)
+    if (podbuild_group_with(e, "Worker", replicas, json_get(w, "template"), labels) < 0)
         return -1;
     snprintf(n, sizeof(n), "%ld", replicas);
     snprintf(coord, sizeof(coord), "%s-worker-0", e->name);
@@ -65,66 +51,6 @@ expand_jaxjob(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
                    podbuild_env_all(e->groups[0].pod, "PROCESS_ID", "0") < 0
                ? -1
                : 0;
-}
-
-/* Volcano Job: one group per task (volcano.sh/task-spec). */
-int
-expand_volcano_job(const cJSON *obj, const struct runtimes *rt,
-                   struct expansion *e)
-{
-    const cJSON *task;
-
-    (void)rt;
-    cJSON_ArrayForEach(task, json_get(json_get(obj, "spec"), "tasks"))
-    {
-        const char *name = json_string(task, "name");
-        const char *labels[] = {"volcano.sh/job-name", e->name,
-                                "volcano.sh/task-spec", name ? name : "",
-                                NULL};
-        if (group_with(e, name ? name : "", podbuild_long(task, "replicas", 1),
-                       json_get(task, "template"), labels) < 0)
-            return -1;
-    }
-    if (e->n_groups == 0)
-        return podbuild_note(e, "no spec.tasks");
-    return 0;
-}
-
-/* RayCluster, or RayJob's spec.rayClusterSpec: head and worker groups. */
-int
-expand_ray(const cJSON *obj, const struct runtimes *rt, struct expansion *e)
-{
-    const cJSON *spec = json_get(obj, "spec"), *g;
-
-    (void)rt;
-    if (json_get(spec, "rayClusterSpec"))
-        spec = json_get(spec, "rayClusterSpec");
-    if (json_get(spec, "headGroupSpec")) {
-        const char *labels[] = {"ray.io/cluster", e->name, "ray.io/node-type",
-                                "head", NULL};
-        if (group_with(e, "head", 1,
-                       json_get(json_get(spec, "headGroupSpec"), "template"),
-                       labels) < 0)
-            return -1;
-    }
-    cJSON_ArrayForEach(g, json_get(spec, "workerGroupSpecs"))
-    {
-        const char *name = json_string(g, "groupName");
-        const char *labels[] = {"ray.io/cluster", e->name, "ray.io/node-type",
-                                "worker", "ray.io/group", name ? name : "",
-                                NULL};
-        /* The autoscaler may grow a group to maxReplicas. */
-        long n = podbuild_long(g, "maxReplicas",
-                               podbuild_long(g, "replicas",
-                                             podbuild_long(g, "minReplicas",
-                                                           1)));
-        if (group_with(e, name ? name : "worker", n, json_get(g, "template"),
-                       labels) < 0)
-            return -1;
-    }
-    if (e->n_groups == 0)
-        return podbuild_note(e, "no headGroupSpec or workerGroupSpecs");
-    return 0;
 }
 
 struct found {
@@ -189,7 +115,7 @@ expand_unknown(const cJSON *obj, struct expansion *e, const char *what)
     if (!gpus || f.too_many)
         return 1; /* nothing to read: skipped as before */
     for (size_t i = 0; i < f.n; i++)
-        if (group_with(e, f.roles[i],
+        if (podbuild_group_with(e, f.roles[i],
                        podbuild_long(f.owners[i], "replicas", 1),
                        f.templates[i], NULL) < 0)
             return -1;

@@ -13,9 +13,17 @@
 #include "policy/k8s/labels.h"
 #include "policy/k8s/pod.h"
 #include "policy/kinds/expand_internal.h"
+#include "policy/kinds/frameworks.h"
 
 /* Plain pods: "use 2 pods x 8 GPUs", "request nvidia.com/gpu: 8 per pod". */
 static const struct kind_fix fix_pods = {0};
+
+/* Plain pods of a job whose size they do not say: "use fewer pods with
+ * all 8 GPUs each" (advice.c). */
+static const struct kind_fix fix_pods_sizeless = {
+    .sizeless = true,
+    .pods = "pods",
+};
 
 static const struct kind_fix fix_pytorchjob = {
     .nodes = "Worker replicas",
@@ -45,9 +53,10 @@ static const struct kind_fix fix_trainjob = {
     .pods = "nodes",
 };
 
-/* kubeflow.org/v1: Training Operator 1.x's; v2beta1: mpi-operator v2's.
- * v1alpha1/v1alpha2 pods carry labels no controller of today sets, and
- * the webhook does not govern them either. */
+/* kubeflow.org/v1: Training Operator 1.x's; v2beta1: mpi-operator v2's;
+ * v1alpha2: mpi-operator v0.2's, a framework row below. v1alpha1 pods
+ * carry labels no controller of today sets, and the webhook does not
+ * govern them either. */
 #define MPI_OTHER_API                                                         \
     "an MPI operator API older than kubeflow.org/v1 (Training Operator "      \
     "1.x) and v2beta1 (mpi-operator v2); its pods are not governed"
@@ -65,6 +74,7 @@ const struct kind kinds[] = {
         .owner = OWNER_PYTORCHJOB,
         .marks = {{.label = LABEL_OPERATOR, .value = "pytorchjob-controller"}},
         .expand = expand_pytorchjob,
+        .job_level = true,
         .fix = &fix_pytorchjob,
     },
     {
@@ -76,6 +86,7 @@ const struct kind kinds[] = {
         .owner = OWNER_MPIJOB,
         .marks = {{.label = LABEL_OPERATOR, .value = "mpijob-controller"}},
         .expand = expand_mpijob,
+        .job_level = true,
         .fix = &fix_mpijob,
     },
     {
@@ -87,6 +98,7 @@ const struct kind kinds[] = {
         .owner = OWNER_MPIJOB,
         .marks = {{.label = LABEL_OPERATOR, .value = "mpi-operator"}},
         .expand = expand_mpijob,
+        .job_level = true,
         .fix = &fix_mpijob,
     },
     {
@@ -111,6 +123,7 @@ const struct kind kinds[] = {
                    .mount = TRAINER_MPI_SSH_VOLUME,
                    .mpi = true}},
         .expand = expand_trainjob,
+        .job_level = true,
         .fix = &fix_trainjob,
     },
     {
@@ -132,6 +145,120 @@ const struct kind kinds[] = {
         .fix = &fix_pods,
     },
 
+    /* Governed by what their pods are, as far as the policy's
+     * frameworks switch says (off, warn, enforce); a pod labelled
+     * topogate.io/managed: "true" is governed as any opted-in pod. */
+    {
+        /* mpi-operator v0.2 (kubeflow/mpi-operator
+         * pkg/controllers/v1alpha2/mpi_job_controller.go at 8943cf73:
+         * labels group_name, mpi_job_name, mpi_role_type). */
+        .name = "MPIJob v1alpha2 (mpi-operator v0.2)",
+        .groups = {"kubeflow.org"},
+        .kind = "MPIJob",
+        .api = "kubeflow.org/v1alpha2",
+        .other_api = MPI_OTHER_API,
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = "mpi_job_name"}},
+        .framework = FRAMEWORK_MPI_V1ALPHA2,
+        .read = framework_read_mpi_v1alpha2,
+        .expand = expand_mpijob_v1alpha2,
+        .fix = &fix_mpijob,
+    },
+    {
+        /* With its mpi or pytorch plugin, known by the port each opens
+         * on every container (frameworks.h); without one, a Volcano
+         * pod is governed only where opted in. */
+        .name = "Volcano Job (mpi, pytorch plugin)",
+        .groups = {"batch.volcano.sh"},
+        .kind = "Job",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = "volcano.sh/job-name", .port = VOLCANO_MPI_PORT},
+                  {.label = "volcano.sh/job-name",
+                   .port = VOLCANO_PYTORCH_PORT}},
+        .framework = FRAMEWORK_VOLCANO,
+        .read = framework_read_volcano,
+        .expand = expand_volcano_job,
+        .fix = &fix_pods_sizeless,
+    },
+    {
+        /* KubeRay labels every pod with its cluster (ray-project/kuberay
+         * ray-operator/controllers/ray/common/pod.go labelPod,
+         * utils/constant.go RayClusterLabelKey) and sets no size on it:
+         * the size is the object's worker groups, judged whole. */
+        .name = "RayJob",
+        .groups = {"ray.io"},
+        .kind = "RayJob",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = "ray.io/cluster"}},
+        .framework = FRAMEWORK_RAY,
+        .expand = expand_ray,
+        .job_level = true,
+        .fix = &fix_pods,
+    },
+    {
+        .name = "RayCluster",
+        .groups = {"ray.io"},
+        .kind = "RayCluster",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = "ray.io/cluster"}},
+        .framework = FRAMEWORK_RAY,
+        .expand = expand_ray,
+        .job_level = true,
+        .fix = &fix_pods,
+    },
+    {
+        /* Its pods carry the set's name and the group's size
+         * (kubernetes-sigs/lws api/leaderworkerset/v1 SetNameLabelKey,
+         * SizeAnnotationKey). */
+        .name = "LeaderWorkerSet",
+        .groups = {"leaderworkerset.x-k8s.io"},
+        .kind = "LeaderWorkerSet",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = "leaderworkerset.sigs.k8s.io/name"}},
+        .framework = FRAMEWORK_LWS,
+        .read = framework_read_lws,
+        .expand = expand_lws,
+        .fix = &fix_pods,
+    },
+    {
+        /* One that Trainer did not make (TrainJob's row comes first). */
+        .name = "JobSet",
+        .groups = {"jobset.x-k8s.io"},
+        .kind = "JobSet",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.label = LABEL_JOBSET}},
+        .framework = FRAMEWORK_JOBSET,
+        .read = framework_read_jobset,
+        .expand = expand_jobset,
+        .fix = &fix_pods_sizeless,
+    },
+    {
+        /* KEP-4671 gang scheduling: a pod names its PodGroup
+         * (PodSpec.schedulingGroup, Kubernetes 1.36 OpenAPI) or, in
+         * 1.35, its Workload's pod group (PodSpec.workloadRef). */
+        .name = "PodGroup (gang)",
+        .groups = {"scheduling.k8s.io"},
+        .kind = "PodGroup",
+        .owner = OWNER_FRAMEWORK,
+        .marks = {{.field = "schedulingGroup"}, {.field = "workloadRef"}},
+        .framework = FRAMEWORK_GANG,
+        .read = framework_read_gang,
+        .not_expanded = "no pods of its own: its pods name it in "
+                        "spec.schedulingGroup",
+        .skip = true,
+        .fix = &fix_pods_sizeless,
+    },
+    {
+        .name = "Workload (gang)",
+        .groups = {"scheduling.k8s.io"},
+        .kind = "Workload",
+        .owner = OWNER_NONE,
+        .not_expanded = "no pods of its own: its pods name it in "
+                        "spec.workloadRef",
+        .skip = true,
+        .fix = &fix_pods,
+    },
+
     /* Governed where opted in (topogate.io/managed: "true"). */
     {
         /* One JAX process per pod, NUM_PROCESSES of them (Training
@@ -143,56 +270,6 @@ const struct kind kinds[] = {
         .marks = {{.label = LABEL_OPERATOR, .value = "jaxjob-controller"}},
         .count_env = "NUM_PROCESSES",
         .expand = expand_jaxjob,
-        .fix = &fix_pods,
-    },
-    {
-        .name = "JobSet",
-        .groups = {"jobset.x-k8s.io"},
-        .kind = "JobSet",
-        .owner = OWNER_MANAGED,
-        .marks = {{.label = LABEL_JOBSET}},
-        .expand = expand_jobset,
-        .fix = &fix_pods,
-    },
-    {
-        .name = "Volcano Job",
-        .groups = {"batch.volcano.sh"},
-        .kind = "Job",
-        .owner = OWNER_MANAGED,
-        .marks = {{.label = "volcano.sh/job-name"}},
-        .expand = expand_volcano_job,
-        .fix = &fix_pods,
-    },
-    {
-        .name = "RayJob",
-        .groups = {"ray.io"},
-        .kind = "RayJob",
-        .owner = OWNER_MANAGED,
-        .marks = {{.label = "ray.io/cluster"}},
-        .expand = expand_ray,
-        .fix = &fix_pods,
-    },
-    {
-        .name = "RayCluster",
-        .groups = {"ray.io"},
-        .kind = "RayCluster",
-        .owner = OWNER_MANAGED,
-        .marks = {{.label = "ray.io/cluster"}},
-        .expand = expand_ray,
-        .fix = &fix_pods,
-    },
-    {
-        /* Its pods carry the set's name (kubernetes-sigs/lws
-         * api/leaderworkerset/v1 SetNameLabelKey). */
-        .name = "LeaderWorkerSet",
-        .groups = {"leaderworkerset.x-k8s.io"},
-        .kind = "LeaderWorkerSet",
-        .owner = OWNER_MANAGED,
-        .marks = {{.label = "leaderworkerset.sigs.k8s.io/name"}},
-        .not_expanded = "not expanded yet: no expander reads "
-                        "leaderWorkerTemplate, and the search for pod "
-                        "templates of a kind topogate does not know looks "
-                        "only under keys named template",
         .fix = &fix_pods,
     },
     {
@@ -300,13 +377,34 @@ container_has(const cJSON *c, const struct kind_mark *m)
     return false;
 }
 
+static bool
+has_port(const cJSON *pod, const char *port)
+{
+    const cJSON *c, *p;
+
+    cJSON_ArrayForEach(c, json_get(json_get(pod, "spec"), "containers"))
+    {
+        cJSON_ArrayForEach(p, json_get(c, "ports"))
+        {
+            const char *name = json_string(p, "name");
+            if (name && strcmp(name, port) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 bool
 kinds_marked(const struct kind_mark *m, const cJSON *pod)
 {
     const char *v = m->label ? pod_label(pod, m->label) : NULL;
     const cJSON *c;
 
+    if (m->label == NULL && m->field)
+        return cJSON_IsObject(json_get(json_get(pod, "spec"), m->field));
     if (v == NULL || (m->value && strcmp(v, m->value) != 0))
+        return false;
+    if (m->port && !has_port(pod, m->port))
         return false;
     if (m->container == NULL)
         return true;
@@ -324,7 +422,8 @@ kinds_pod(const cJSON *pod, const struct kind_mark **mark)
 {
     for (size_t i = 0; i < kinds_n; i++)
         for (size_t j = 0; j < 2; j++)
-            if (kinds_marked(&kinds[i].marks[j], pod)) {
+            if ((kinds[i].marks[j].label || kinds[i].marks[j].field) &&
+                kinds_marked(&kinds[i].marks[j], pod)) {
                 if (mark)
                     *mark = &kinds[i].marks[j];
                 return &kinds[i];
@@ -349,4 +448,22 @@ kinds_fix(enum owner owner)
         if (kinds[i].owner == owner)
             return kinds[i].fix;
     return &fix_pods;
+}
+
+const struct kind_fix *
+kinds_fix_for(const struct workload *w)
+{
+    if (w->owner == OWNER_FRAMEWORK && w->kind)
+        return w->kind->fix;
+    return kinds_fix(w->owner);
+}
+
+bool
+kinds_job(const char *group, const char *kind)
+{
+    for (size_t i = 0; i < kinds_n; i++)
+        if (kinds[i].job_level && strcmp(kinds[i].kind, kind) == 0 &&
+            in_groups(&kinds[i], group))
+            return true;
+    return false;
 }

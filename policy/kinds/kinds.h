@@ -22,7 +22,9 @@
 /*
  * A mark a controller sets on every pod it creates: a label (value NULL:
  * any value), and where the label alone is not enough, a container of
- * that name that has env or mounts the volume mount.
+ * that name that has env or mounts the volume mount, or a container
+ * port of that name on any container; or, with no label, a field of
+ * the pod's spec that only that kind of pod has.
  */
 struct kind_mark {
     const char *label;
@@ -30,6 +32,8 @@ struct kind_mark {
     const char *container; /* NULL: the label alone */
     const char *env;       /* NULL, or an env the container has ... */
     const char *mount;     /* ... or NULL, or a volume it mounts */
+    const char *port;      /* NULL, or a port name some container has */
+    const char *field;     /* label NULL: a member of spec, or NULL */
     bool mpi; /* pods mpirun starts over ssh, with no PET_* (struct
                  workload trainer_mpi) */
 };
@@ -68,6 +72,8 @@ struct kind {
 
     /* At pod admission. */
     enum owner owner; /* what workload_read() makes of its pods:
+                         OWNER_FRAMEWORK for frameworks governed by what
+                         their pods are (framework below says how far);
                          OWNER_MANAGED for kinds governed only where a
                          pod is labelled topogate.io/managed: "true";
                          OWNER_NONE for kinds with no pods of their own */
@@ -75,6 +81,15 @@ struct kind {
     const char *count_env; /* an env that says how many pods the job
                               has, read where PET_NNODES (read first, on
                               every pod) says nothing; NULL: none */
+    /* A framework governed by what its pods are (owner OWNER_FRAMEWORK):
+     * the policy switch that says how far, and what its pods say about
+     * the job where PET_NNODES does not (frameworks.c): w->pods and
+     * pods_known, w->launcher. */
+    enum framework framework;
+    void (*read)(const cJSON *pod, struct workload *w);
+    /* Judged whole when the object itself is admitted or audited
+     * (decide_job()): job_kind() reads it. */
+    bool job_level;
 
     /* In audit: expand() calls expand, or, where it is NULL, skips the
      * object with not_expanded as its note (skip), or reads it as a
@@ -104,7 +119,8 @@ bool kinds_marked(const struct kind_mark *m, const cJSON *pod);
 
 /*
  * The first row, in table order, whose marks pod carries, or NULL; *mark
- * (may be NULL) gets the mark. Governed rows come first.
+ * (may be NULL) gets the mark. Governed rows come first, then the
+ * frameworks.
  */
 const struct kind *kinds_pod(const cJSON *pod, const struct kind_mark **mark);
 
@@ -114,5 +130,11 @@ const char *kinds_count_env(const cJSON *pod);
 
 /* The words of a fix for pods of owner: its first row's, or plain pods'. */
 const struct kind_fix *kinds_fix(enum owner owner);
+
+/* The words of a fix for w's pods: its framework row's, else its owner's. */
+const struct kind_fix *kinds_fix_for(const struct workload *w);
+
+/* Whether some row of group and kind, any apiVersion, is job_level. */
+bool kinds_job(const char *group, const char *kind);
 
 #endif

@@ -204,3 +204,17 @@ podbuild_note(struct expansion *e, const char *fmt, ...)
     e->note = text;
     return 0;
 }
+
+int
+podbuild_group_with(struct expansion *e, const char *role, long replicas,
+                    const cJSON *template, const char *const *labels)
+{
+    cJSON *pod = podbuild_from_template(template, e->namespace, e->name);
+
+    for (; pod && labels && labels[0]; labels += 2)
+        if (podbuild_label(pod, labels[0], labels[1]) < 0) {
+            cJSON_Delete(pod);
+            return -1;
+        }
+    return pod ? podbuild_group(e, role, replicas, pod) : -1;
+}

@@ -34,6 +34,11 @@ cJSON *podbuild_container(cJSON *pod, const char *name);
 int podbuild_group(struct expansion *e, const char *role, long replicas,
                    cJSON *pod);
 
+/* A group of replicas pods from template, each labelled with the
+ * key/value pairs of labels (NULL-terminated; may be NULL). */
+int podbuild_group_with(struct expansion *e, const char *role, long replicas,
+                        const cJSON *template, const char *const *labels);
+
 /* An object member, created empty when missing; NULL out of memory. */
 cJSON *podbuild_object(cJSON *parent, const char *key);
 

@@ -21,7 +21,7 @@ owner_name(enum owner owner)
     static const char *const names[] = {
         [OWNER_NONE] = "none",           [OWNER_PYTORCHJOB] = "PyTorchJob",
         [OWNER_MPIJOB] = "MPIJob",       [OWNER_TRAINJOB] = "TrainJob",
-        [OWNER_MANAGED] = "managed pod",
+        [OWNER_MANAGED] = "managed pod", [OWNER_FRAMEWORK] = "framework pod",
     };
     return names[owner];
 }
@@ -123,10 +123,18 @@ read_owner(const cJSON *pod, struct workload *w)
         w->launcher = strcmp(rj, TRAINER_LAUNCHER) == 0 && !w->any_gpu;
         w->starts_ranks = strcmp(rj, TRAINER_LAUNCHER) == 0;
     }
-    if (k && k->owner != OWNER_MANAGED && k->owner != OWNER_NONE)
+    if (k && k->framework != FRAMEWORK_NONE) {
+        w->kind = k;
+        w->framework = k->framework;
+    }
+    if (k && k->owner != OWNER_MANAGED && k->owner != OWNER_NONE &&
+        k->owner != OWNER_FRAMEWORK)
         return k->owner;
+    /* The label keeps its meaning: governed in the namespace's mode. */
     if (is_true(pod_label(pod, LABEL_MANAGED)))
         return OWNER_MANAGED;
+    if (w->kind)
+        return OWNER_FRAMEWORK;
     return OWNER_NONE;
 }
 
@@ -316,6 +324,9 @@ workload_read(const cJSON *pod, struct workload *w)
     read_resources(pod, w);
     w->owner = read_owner(pod, w);
     read_shape(pod, w);
+    /* A framework's own size marks, where PET_NNODES said nothing. */
+    if (w->kind && w->kind->read && !w->pods_known)
+        w->kind->read(pod, w);
     w->has_claims = has_dra_claims(pod);
     w->cd_channel = has_channel_claim(pod);
     w->imex_env = has_imex_env(pod);

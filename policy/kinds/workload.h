@@ -13,6 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "policy/decision.h"
+#include "policy/table/snapshot.h"
+
+struct kind; /* kinds.h */
 
 /* Trainer v2's MPI plugin: its launcher replicated job, and the ssh
  * Secret volume it mounts into the "node" containers of launcher and
@@ -27,10 +30,16 @@ enum owner {
     OWNER_MPIJOB,     /* Training Operator v1 or mpi-operator v2beta1 */
     OWNER_TRAINJOB,   /* Trainer v2, through JobSet */
     OWNER_MANAGED,    /* any pod labelled topogate.io/managed: "true" */
+    OWNER_FRAMEWORK,  /* a pod of a framework governed by what it is
+                         (kinds.c rows with a framework), not labelled:
+                         the policy's frameworks switch says how far */
 };
 
 struct workload {
     enum owner owner;
+    const struct kind *kind; /* the framework row whose marks the pod
+                                carries, or NULL */
+    enum framework framework; /* kind's framework; FRAMEWORK_NONE */
     bool has_master;      /* PyTorchJob with a Master replica */
     bool launcher;        /* MPIJob launcher: not a worker */
     long gpus;            /* effective nvidia.com/gpu of the pod */

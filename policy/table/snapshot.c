@@ -43,6 +43,34 @@ mode_parse(const char *word, enum mode *out)
     return -1;
 }
 
+static const char *const framework_keys[] = {
+    [FRAMEWORK_RAY] = "ray",
+    [FRAMEWORK_VOLCANO] = "volcano",
+    [FRAMEWORK_LWS] = "leaderWorkerSet",
+    [FRAMEWORK_JOBSET] = "jobSet",
+    [FRAMEWORK_MPI_V1ALPHA2] = "mpiJobV1alpha2",
+    [FRAMEWORK_GANG] = "podGroup",
+};
+
+static const char *const framework_levels[] = {
+    [FRAMEWORK_OFF] = "off",
+    [FRAMEWORK_AUDIT] = "audit",
+    [FRAMEWORK_WARN] = "warn",
+    [FRAMEWORK_ENFORCE] = "enforce",
+};
+
+const char *
+framework_key(enum framework fw)
+{
+    return fw > FRAMEWORK_NONE && fw < FRAMEWORK_N ? framework_keys[fw] : "";
+}
+
+const char *
+framework_level_name(enum framework_level level)
+{
+    return framework_levels[level];
+}
+
 /* --- reading typed values, each failing with a positioned message ------ */
 
 static int
@@ -144,6 +172,42 @@ read_inject(const struct ynode *n, struct inject *in, struct load_error *err)
         const struct ynode *v = ynode_get(n, keys[i]);
         if (v && read_bool(v, keys[i], fields[i], err) < 0)
             return -1;
+    }
+    return 0;
+}
+
+/* frameworks: one switch per framework: off, audit, warn or enforce. */
+static int
+read_frameworks(const struct ynode *n, struct snapshot *s,
+                struct load_error *err)
+{
+    const char *keys[FRAMEWORK_N];
+
+    for (int i = 1; i < FRAMEWORK_N; i++)
+        keys[i - 1] = framework_keys[i];
+    keys[FRAMEWORK_N - 1] = NULL;
+    if (yamlread_kind(n, YNODE_MAP, "frameworks", err) < 0 ||
+        yamlread_keys(n, keys, "frameworks", err) < 0)
+        return -1;
+    for (int i = 1; i < FRAMEWORK_N; i++) {
+        const struct ynode *v = ynode_get(n, framework_keys[i]);
+        int level = -1;
+
+        if (v == NULL)
+            continue;
+        if (yamlread_kind(v, YNODE_SCALAR, framework_keys[i], err) < 0)
+            return -1;
+        for (int l = 0; l <= FRAMEWORK_ENFORCE && v->plain; l++)
+            if (strcmp(v->scalar, framework_levels[l]) == 0)
+                level = l;
+        if (level < 0) {
+            ynode_error(err, v,
+                        "frameworks.%s must be off, audit, warn or enforce, "
+                        "not '%s'",
+                        framework_keys[i], v->scalar);
+            return -1;
+        }
+        s->frameworks[i] = (enum framework_level)level;
     }
     return 0;
 }
@@ -543,7 +607,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "base",   "mode",       "unknownInstanceType", "optOut",
         "overrideUserValues",   "inject",              "namespaces",
         "jobs",   "instanceTypes",                     "gpuProducts",
-        "envProfile",           "envProfiles",         NULL};
+        "envProfile",           "envProfiles",         "frameworks",
+        NULL};
     const struct ynode *v;
     bool empty = false;
 
@@ -571,6 +636,12 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         read_inject(v, &s->inject, err) < 0)
         return -1;
     if ((v = ynode_get(root, "inject")) && read_inject(v, &s->inject, err) < 0)
+        return -1;
+    /* frameworks merges key by key too. */
+    if (base && (v = ynode_get(base, "frameworks")) &&
+        read_frameworks(v, s, err) < 0)
+        return -1;
+    if ((v = ynode_get(root, "frameworks")) && read_frameworks(v, s, err) < 0)
         return -1;
     if (read_table(root, base, "instanceTypes", embedded, s, &s->type_sources,
                    err) < 0)
@@ -699,6 +770,8 @@ parse(const char *bytes, size_t len, const char *origin,
     s->unknown = UNKNOWN_WARN;
     s->allow_opt_out = true;
     s->inject = (struct inject){true, true, true, true, true, true, false};
+    for (int i = 1; i < FRAMEWORK_N; i++)
+        s->frameworks[i] = FRAMEWORK_WARN;
     if (read_policy(tree->docs[0], base ? base->docs[0] : NULL, embedded, s,
                     err) < 0)
         goto fail;
@@ -778,6 +851,22 @@ snapshot_inject_for(const struct snapshot *s, const char *ns)
 {
     const struct namespace_policy *n = namespace_find(s, ns);
     return n ? &n->inject : &s->inject;
+}
+
+enum mode
+snapshot_framework_mode(const struct snapshot *s, const char *ns,
+                        enum framework fw)
+{
+    enum mode m = snapshot_mode_for(s, ns);
+
+    if (fw <= FRAMEWORK_NONE || fw >= FRAMEWORK_N)
+        return m;
+    /* The modes run enforce < warn < audit in how little they do. */
+    if (s->frameworks[fw] == FRAMEWORK_AUDIT)
+        return MODE_AUDIT;
+    if (s->frameworks[fw] == FRAMEWORK_WARN && m == MODE_ENFORCE)
+        return MODE_WARN;
+    return m;
 }
 
 bool

@@ -37,6 +37,35 @@ struct inject {
     bool zone_affinity;
 };
 
+/*
+ * Frameworks whose GPU pods are governed by what they are, without the
+ * topogate.io/managed label: each has its switch under `frameworks:` in
+ * the policy file (docs/policy-file.md). FRAMEWORK_NONE: not one.
+ */
+enum framework {
+    FRAMEWORK_NONE,
+    FRAMEWORK_RAY,     /* KubeRay RayJob, RayCluster */
+    FRAMEWORK_VOLCANO, /* batch.volcano.sh Job with its mpi/pytorch plugin */
+    FRAMEWORK_LWS,     /* LeaderWorkerSet */
+    FRAMEWORK_JOBSET,  /* a JobSet that Trainer did not make */
+    FRAMEWORK_MPI_V1ALPHA2, /* kubeflow.org/v1alpha2 MPIJob */
+    FRAMEWORK_GANG,    /* a pod of a Kubernetes PodGroup (gang) */
+    FRAMEWORK_N,
+};
+
+/*
+ * How far a framework's pods are governed: off (only where labelled
+ * topogate.io/managed), audit (reported, never patched nor refused),
+ * warn (the namespace's mode, but never above warn: never refused),
+ * enforce (the namespace's mode).
+ */
+enum framework_level {
+    FRAMEWORK_OFF,
+    FRAMEWORK_AUDIT,
+    FRAMEWORK_WARN,
+    FRAMEWORK_ENFORCE,
+};
+
 struct namespace_policy {
     char *name;
     enum mode mode;
@@ -86,6 +115,8 @@ struct snapshot {
     struct row_source *type_sources;
     struct row_source *product_sources;
     bool merged; /* a file read over the embedded tables */
+    enum framework_level frameworks[FRAMEWORK_N]; /* [FRAMEWORK_NONE]
+                                                     unused */
 };
 
 /*
@@ -134,6 +165,18 @@ const struct instance_type *snapshot_lookup(const struct snapshot *s,
 enum mode snapshot_mode_for(const struct snapshot *s, const char *ns);
 const struct inject *snapshot_inject_for(const struct snapshot *s,
                                          const char *ns);
+
+/*
+ * The mode for a pod of framework fw (FRAMEWORK_NONE: any other governed
+ * pod) in namespace ns: the namespace's, lowered to what the framework's
+ * switch says (audit, warn) where that is lower.
+ */
+enum mode snapshot_framework_mode(const struct snapshot *s, const char *ns,
+                                  enum framework fw);
+
+/* The policy file's key of a framework's switch: "ray", "jobSet". */
+const char *framework_key(enum framework fw);
+const char *framework_level_name(enum framework_level level);
 
 /* Whether topogate.io/skip is honoured in this namespace. */
 bool snapshot_opt_out_for(const struct snapshot *s, const char *ns);

@@ -250,6 +250,15 @@ snapshot_print(const struct snapshot *s)
         strbuf_puts(&sb, "    inject:\n");
         put_inject(&sb, &s->namespaces[i].inject, "      ");
     }
+    /* Only the switches off the default (warn): policies written before
+     * frameworks existed print as they did. */
+    for (int i = 1, first = 1; i < FRAMEWORK_N; i++)
+        if (s->frameworks[i] != FRAMEWORK_WARN) {
+            strbuf_printf(&sb, "%s  %s: %s\n", first ? "frameworks:\n" : "",
+                          framework_key((enum framework)i),
+                          framework_level_name(s->frameworks[i]));
+            first = 0;
+        }
     strbuf_printf(&sb, "jobs:\n  repack: %s\n", yes_no(s->repack));
     strbuf_puts(&sb, s->n_runtime_types ? "  runtimes:\n" : "  runtimes: []\n");
     for (size_t i = 0; i < s->n_runtime_types; i++) {

@@ -124,6 +124,12 @@ golden labels.txt "$TMP/labels.txt"
 	>"$TMP/per-node-launcher.txt" 2>&1
 expect "per-node-launcher audit: exit status" 0 $?
 golden per-node-launcher.txt "$TMP/per-node-launcher.txt"
+# Frameworks governed by what their pods are (issue 46 point 5): Ray,
+# Volcano's plugins, LeaderWorkerSet, JobSet, v1alpha2 MPIJob, a gang.
+(cd "$HERE" && "$BIN" audit --fail-on never inputs/frameworks.yaml) \
+	>"$TMP/frameworks.txt" 2>&1
+expect "frameworks audit: exit status" 0 $?
+golden frameworks.txt "$TMP/frameworks.txt"
 "$BIN" audit --set 1X=2 "$HERE/inputs/templates.yaml" >/dev/null 2>&1
 expect "--set with a bad name: exit status" 2 $?
 

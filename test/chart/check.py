@@ -401,7 +401,9 @@ def check_webhook(objs, values, svc, case, kube_minor):
                for res in r["resources"]}
         check(got == {("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
                       ("kubeflow.org", "v1", "pytorchjobs"),
-                      ("kubeflow.org", "v2beta1", "mpijobs")},
+                      ("kubeflow.org", "v2beta1", "mpijobs"),
+                      ("ray.io", "v1", "rayjobs"),
+                      ("ray.io", "v1", "rayclusters")},
               f"jobs entry resources {sorted(got)}")
         check(all(r["operations"] == ["CREATE", "UPDATE"]
                   for r in hooks[1]["rules"]), "jobs entry operations")

@@ -58,6 +58,7 @@ REPO_MANIFESTS = {
     "i13-gb200.yaml": "test/audit/inputs/gb200.yaml",
     "i13-kinds.yaml": "test/audit/inputs/kinds.yaml",
     "i13-templates.yaml": "test/audit/inputs/templates.yaml",
+    "i46-frameworks.yaml": "test/audit/inputs/frameworks.yaml",
     "view-eks-p4d-p5-g5.yaml": "test/nodes/eks-p4d-p5-g5.yaml",
 }
 

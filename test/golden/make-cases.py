@@ -2898,6 +2898,386 @@ def _(n):
     return review(n, volcano_pod(n, gpu=1, managed=False), JOB_CONTROLLER)
 
 
+# ============================================================ frameworks
+# Issue 46 point 5: GPU pods governed by what they are, without the
+# topogate.io/managed label: Ray, Volcano's mpi and pytorch plugins,
+# LeaderWorkerSet, plain JobSet, mpi-operator v0.2's v1alpha2 MPIJob and
+# Kubernetes' gang (PodGroup). Each framework has a switch under
+# `frameworks:` in the policy (default warn: never refused); the labels,
+# annotations and env are the controllers' own, cited next to each
+# builder and in policy/kinds/frameworks.c.
+
+
+def frameworks_policy(**levels):
+    """POLICY_HEAD with a frameworks block: frameworks_policy(jobSet="off")."""
+    return POLICY_HEAD + "frameworks:\n" + "".join(
+        "  %s: %s\n" % kv for kv in sorted(levels.items()))
+
+
+# The JobSet case above was written when plain JobSets were not
+# governed: with the switch off it reads as it did.
+POLICY["jobset-plain-gpu-not-trainjob-ignored"] = frameworks_policy(
+    jobSet="off")
+
+
+# The controllers that create these pods.
+KUBERAY = sa_user("ray-system", "kuberay-operator")
+VOLCANO = sa_user("volcano-system", "volcano-controllers")
+STS_CONTROLLER = sa_user("kube-system", "statefulset-controller")
+LWS_CONTROLLER = sa_user("lws-system", "lws-controller-manager")
+JOB_KINDS["RayCluster"] = ("ray.io", "v1", "rayclusters")
+JOB_KINDS["RayJob"] = ("ray.io", "v1", "rayjobs")
+RAY_IMAGE = "rayproject/ray:2.41.0-py312-gpu"
+
+
+def ray_pod(case, cluster="ray-train", group="gpu", gpu=1, ns="ml",
+            node_type="worker"):
+    """A KubeRay pod: the labels of labelPod and a few of the env vars of
+    setContainerEnvVars (ray-project/kuberay ray-operator/controllers/ray/
+    common/pod.go; utils/constant.go). None says the cluster's size."""
+    sfx = suffix_for(case)
+    name = "%s-%s-worker-%s" % (cluster, group, sfx)
+    meta = {
+        "name": name, "namespace": ns,
+        "labels": {"app.kubernetes.io/created-by": "kuberay-operator",
+                   "app.kubernetes.io/name": "kuberay",
+                   "ray.io/cluster": cluster, "ray.io/group": group,
+                   "ray.io/identifier": "%s-%s" % (cluster, node_type),
+                   "ray.io/is-ray-node": "yes",
+                   "ray.io/node-type": node_type},
+        "ownerReferences": [{
+            "apiVersion": "ray.io/v1", "kind": "RayCluster", "name": cluster,
+            "uid": uid("raycluster", ns, cluster), "controller": True,
+            "blockOwnerDeletion": True}],
+    }
+    env = [{"name": "RAY_CLUSTER_NAME",
+            "valueFrom": {"fieldRef": {
+                "apiVersion": "v1",
+                "fieldPath": "metadata.labels['ray.io/cluster']"}}},
+           {"name": "RAY_NODE_TYPE_NAME",
+            "valueFrom": {"fieldRef": {
+                "apiVersion": "v1",
+                "fieldPath": "metadata.labels['ray.io/group']"}}},
+           {"name": "RAY_ADDRESS",
+            "value": "%s-head-svc.%s.svc.cluster.local:6379" % (cluster, ns)},
+           {"name": "RAY_USAGE_STATS_KUBERAY_IN_USE", "value": "1"}]
+    spec = {"containers": [container(
+                "ray-worker", RAY_IMAGE, sfx,
+                command=["/bin/bash", "-lc", "--"],
+                args=["ulimit -n 65536; ray start --block "
+                      "--address=%s-head-svc.%s.svc.cluster.local:6379 "
+                      "--num-gpus=%d" % (cluster, ns, gpu)],
+                env=env, resources=gpu_resources(gpu, cpu="10",
+                                                 memory="100Gi"))],
+            "nodeSelector": P4D}
+    return pod_object(meta, spec, sfx)
+
+
+def ray_group_template(gpu, pin=P4D):
+    return {"spec": {"nodeSelector": pin, "containers": [{
+        "name": "ray-worker", "image": RAY_IMAGE,
+        "resources": {"limits": {"nvidia.com/gpu": gpu, "cpu": "10",
+                                 "memory": "100Gi"}}}]}}
+
+
+def raycluster_spec(workers=4, gpu=1):
+    return {"rayVersion": "2.41.0",
+            "headGroupSpec": {"rayStartParams": {}, "template": {"spec": {
+                "containers": [{"name": "ray-head", "image": RAY_IMAGE}]}}},
+            "workerGroupSpecs": [{
+                "groupName": "gpu", "replicas": workers,
+                "minReplicas": workers, "maxReplicas": workers,
+                "rayStartParams": {},
+                "template": ray_group_template(gpu)}]}
+
+
+@case("framework-ray-worker-1gpu-no-size-warn-mutate")
+def _(n):
+    # A Ray pod says nothing of its cluster's size: governed (warn, the
+    # default of frameworks.ray), patched, no layout finding.
+    return review(n, ray_pod(n), KUBERAY)
+
+
+@case("job-framework-raycluster-4x1-warn")
+def _(n):
+    return job_review(n, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                          "metadata": job_meta("ray-train", "ml"),
+                          "spec": raycluster_spec()})
+
+
+@case("job-framework-raycluster-rayservice-4x1-allow")
+def _(n):
+    # KubeRay's RayService makes this RayCluster (label
+    # ray.io/originated-from-crd: RayService, rayservice_controller.go
+    # constructRayClusterForRayService): serving replicas, no job size.
+    meta = job_meta("llm-serve-raycluster-x7k2p", "ml")
+    meta["labels"] = {"ray.io/originated-from-cr-name": "llm-serve",
+                      "ray.io/originated-from-crd": "RayService"}
+    return job_review(n, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                          "metadata": meta, "spec": raycluster_spec()})
+
+
+@case("job-framework-rayjob-4x1-enforce-deny",
+      policy=frameworks_policy(ray="enforce"))
+def _(n):
+    return job_review(n, {"apiVersion": "ray.io/v1", "kind": "RayJob",
+                          "metadata": job_meta("ray-sft", "ml"),
+                          "spec": {"entrypoint": "python train.py",
+                                   "rayClusterSpec": raycluster_spec()}})
+
+
+@case("job-framework-raycluster-4x1-off-ignored",
+      policy=frameworks_policy(ray="off"))
+def _(n):
+    return job_review(n, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                          "metadata": job_meta("ray-train", "ml"),
+                          "spec": raycluster_spec()})
+
+
+def volcano_plugin_pod(case, plugin, task="worker", index=0, gpu=1,
+                       workers=3, masters=1, job="llama-ft", ns="ml",
+                       managed=False):
+    """A pod of a Volcano Job with the pytorch or mpi plugin: what
+    createJobPod and the plugin's OnPodCreate add (volcano-sh/volcano
+    pkg/controllers/job/job_controller_util.go; plugins/
+    distributed-framework/pytorch/pytorch.go: port pytorchjob-port
+    23456, MASTER_ADDR, MASTER_PORT, WORLD_SIZE = master + worker
+    replicas, RANK; mpi/mpi.go: port mpijob-port 22, MPI_HOST on the
+    master's containers)."""
+    sfx = suffix_for(case)
+    name = "%s-%s-%d" % (job, task, index)
+    lab = {"volcano.sh/job-name": job, "volcano.sh/job-namespace": ns,
+           "volcano.sh/queue-name": "default", "volcano.sh/task-index":
+           str(index), "volcano.sh/task-spec": task}
+    if managed:
+        lab["topogate.io/managed"] = "true"
+    meta = {"name": name, "namespace": ns, "labels": lab,
+            "annotations": {"scheduling.k8s.io/group-name":
+                            "%s-%s" % (job, uid("vcjob", ns, job)),
+                            "volcano.sh/job-name": job,
+                            "volcano.sh/task-index": str(index),
+                            "volcano.sh/task-spec": task},
+            "ownerReferences": [{
+                "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "name": job, "uid": uid("vcjob", ns, job),
+                "controller": True, "blockOwnerDeletion": True}]}
+    if plugin == "pytorch":
+        ports = [{"name": "pytorchjob-port", "containerPort": 23456}]
+        env = [{"name": "MASTER_ADDR", "value": "%s-master-0.%s" % (job, job)},
+               {"name": "MASTER_PORT", "value": "23456"},
+               {"name": "WORLD_SIZE", "value": str(masters + workers)},
+               {"name": "RANK", "value": str(index + 1 if task == "worker"
+                                             else 0)}]
+        command = ["torchrun", "--nnodes=%d" % (masters + workers),
+                   "--nproc_per_node=%d" % (gpu or 1), "train.py"]
+    else:
+        ports = [{"name": "mpijob-port", "containerPort": 22}]
+        env = []
+        if task == "master":
+            env = [{"name": "MPI_HOST", "value": ",".join(
+                "%s-worker-%d.%s" % (job, i, job) for i in range(workers))}]
+            command = ["/bin/sh", "-c", "mpirun --host ${MPI_HOST} "
+                       "python train.py"]
+        else:
+            command = ["/bin/sh", "-c", "/usr/sbin/sshd -D"]
+    spec = {"containers": [container(
+                "train", TRAINER_IMAGE, sfx, command=command, ports=ports,
+                env=env, resources=gpu_resources(gpu, cpu="10",
+                                                 memory="100Gi"))],
+            "nodeSelector": P4D, "schedulerName": "volcano",
+            "hostname": name, "subdomain": job}
+    return pod_object(meta, spec, sfx)
+
+
+@case("framework-volcano-pytorch-4x1-warn")
+def _(n):
+    return review(n, volcano_plugin_pod(n, "pytorch"), VOLCANO)
+
+
+@case("framework-volcano-pytorch-managed-4x1-deny")
+def _(n):
+    # Opted in by the label: the namespace's mode (enforce), as before.
+    return review(n, volcano_plugin_pod(n, "pytorch", managed=True), VOLCANO)
+
+
+@case("framework-volcano-mpi-worker-1gpu-warn")
+def _(n):
+    return review(n, volcano_plugin_pod(n, "mpi"), VOLCANO)
+
+
+@case("framework-volcano-mpi-master-no-gpu-ignored")
+def _(n):
+    return review(n, volcano_plugin_pod(n, "mpi", task="master", gpu=None),
+                  VOLCANO)
+
+
+def lws_pod(case, size=4, gpu=1, worker_index=1, ns="ml", lws="vllm-70b",
+            node_selector=None):
+    """A pod of a LeaderWorkerSet group: the labels, the size annotation
+    and the env the LWS controller and pod webhook set (kubernetes-sigs/
+    lws api/leaderworkerset/v1/leaderworkerset_types.go; pkg/webhooks/
+    pod_webhook.go; pkg/utils/pod/pod_utils.go AddLWSVariables)."""
+    sfx = suffix_for(case)
+    name = "%s-0-%d" % (lws, worker_index) if worker_index else "%s-0" % lws
+    meta = {
+        "name": name, "namespace": ns,
+        "labels": {"leaderworkerset.sigs.k8s.io/group-index": "0",
+                   "leaderworkerset.sigs.k8s.io/group-key":
+                   hashlib.sha1(("%s-0" % lws).encode()).hexdigest(),
+                   "leaderworkerset.sigs.k8s.io/name": lws,
+                   "leaderworkerset.sigs.k8s.io/worker-index":
+                   str(worker_index)},
+        "annotations": {"leaderworkerset.sigs.k8s.io/leader-name":
+                        "%s-0" % lws,
+                        "leaderworkerset.sigs.k8s.io/size": str(size)},
+        "ownerReferences": [{
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "name": "%s-0" % lws, "uid": uid("sts", ns, lws),
+            "controller": True, "blockOwnerDeletion": True}],
+    }
+    env = [{"name": "LWS_LEADER_ADDRESS",
+            "value": "%s-0.%s.%s" % (lws, lws, ns)},
+           {"name": "LWS_GROUP_SIZE", "value": str(size)},
+           {"name": "LWS_WORKER_INDEX", "value": str(worker_index)}]
+    spec = {"containers": [container(
+                "vllm", "vllm/vllm-openai:v0.8.5", sfx,
+                command=["/bin/sh", "-c",
+                         "ray start --address=$LWS_LEADER_ADDRESS:6379 "
+                         "--block"],
+                env=env, resources=gpu_resources(gpu, cpu="10",
+                                                 memory="100Gi"))],
+            "nodeSelector": node_selector or P4D,
+            "hostname": name, "subdomain": lws}
+    return pod_object(meta, spec, sfx)
+
+
+@case("framework-lws-4x1-warn")
+def _(n):
+    return review(n, lws_pod(n), STS_CONTROLLER)
+
+
+@case("framework-lws-4x1-view-warn", args=EKS_VIEW)
+def _(n):
+    # No instance type pinned: the cluster view proves the node group's
+    # nodes are 8-GPU NVSwitch hosts.
+    return review(n, lws_pod(n, node_selector=P4D_GROUP), STS_CONTROLLER)
+
+
+@case("framework-lws-4x1-audit-no-patch",
+      policy=frameworks_policy(leaderWorkerSet="audit"))
+def _(n):
+    # audit: reported, never patched (a namespace on Pod Security
+    # baseline refuses hostIPC and IPC_LOCK).
+    return review(n, lws_pod(n), STS_CONTROLLER)
+
+
+@case("framework-lws-2x8-whole-node-mutate")
+def _(n):
+    return review(n, lws_pod(n, size=2, gpu=8), STS_CONTROLLER)
+
+
+@case("framework-jobset-plain-4x1-warn")
+def _(n):
+    # The JobSet of jobset-plain-gpu-not-trainjob-ignored, switch at its
+    # default: 4 Jobs of 1-GPU pods (global-replicas), at least 4 pods.
+    return tj(n, job="maxtext-train", rjob="workers", rjob_replicas=4,
+              trainer=False, index=0, gpu=1, cpu="10", memory="100Gi",
+              node_selector=P4D, image="ghcr.io/example/maxtext:2024.10",
+              args=["-m", "MaxText.train", "MaxText/configs/base.yml"])
+
+
+@case("framework-jobset-plain-4x1-enforce-deny",
+      policy=frameworks_policy(jobSet="enforce"))
+def _(n):
+    return tj(n, job="maxtext-train", rjob="workers", rjob_replicas=4,
+              trainer=False, index=0, gpu=1, cpu="10", memory="100Gi",
+              node_selector=P4D, image="ghcr.io/example/maxtext:2024.10",
+              args=["-m", "MaxText.train", "MaxText/configs/base.yml"])
+
+
+def mpi_v1alpha2_pod(case, role="worker", gpu=1, job="nccl-tests", ns="ml",
+                     index=0):
+    """A pod of mpi-operator v0.2's kubeflow.org/v1alpha2 MPIJob: the
+    labels of newWorker/newLauncher (kubeflow/mpi-operator pkg/controllers/
+    v1alpha2/mpi_job_controller.go at 8943cf73); workers are a
+    StatefulSet, the launcher a Job."""
+    sfx = suffix_for(case)
+    name = "%s-%s-%d" % (job, role, index)
+    owner = ({"apiVersion": "apps/v1", "kind": "StatefulSet",
+              "name": "%s-worker" % job} if role == "worker" else
+             {"apiVersion": "batch/v1", "kind": "Job",
+              "name": "%s-launcher" % job})
+    owner.update({"uid": uid("owner", ns, job, role), "controller": True,
+                  "blockOwnerDeletion": True})
+    meta = {"name": name, "namespace": ns,
+            "labels": {"group_name": "kubeflow.org", "mpi_job_name": job,
+                       "mpi_role_type": role},
+            "ownerReferences": [owner]}
+    spec = {"containers": [container(
+                role, "mpioperator/tensorflow-benchmarks:latest", sfx,
+                command=["sleep", "365d"] if role == "worker" else
+                ["mpirun", "-np", "4", "python", "bench.py"],
+                resources=gpu_resources(gpu, cpu="10", memory="100Gi"))],
+            "nodeSelector": P4D}
+    return pod_object(meta, spec, sfx)
+
+
+@case("framework-mpijob-v1alpha2-worker-1gpu-warn")
+def _(n):
+    return review(n, mpi_v1alpha2_pod(n), STS_CONTROLLER)
+
+
+@case("framework-mpijob-v1alpha2-launcher-ignored")
+def _(n):
+    return review(n, mpi_v1alpha2_pod(n, role="launcher", gpu=None),
+                  JOB_CONTROLLER)
+
+
+# The gang fields come last in PodSpec (1.35 workloadRef, 1.36
+# schedulingGroup).
+POD_SPEC_ORDER.extend(["workloadRef", "schedulingGroup"])
+
+
+def gang_pod(case, field="schedulingGroup", gpu=1, ns="ml", index=0):
+    """A pod of a Kubernetes gang (KEP-4671): spec.schedulingGroup (1.36
+    OpenAPI, PodSchedulingGroup.podGroupName) or spec.workloadRef (1.35:
+    name, podGroup). Its size is the PodGroup's, not on the pod."""
+    sfx = suffix_for(case)
+    name = "train-%d" % index
+    meta = {"name": name, "namespace": ns,
+            "labels": {"app": "train"}}
+    spec = {"containers": [container(
+                "train", TRAINER_IMAGE, sfx,
+                command=["torchrun", "--nnodes=4", "train.py"],
+                resources=gpu_resources(gpu, cpu="10", memory="100Gi"))],
+            "nodeSelector": P4D}
+    if field == "schedulingGroup":
+        spec["schedulingGroup"] = {"podGroupName": "train-workers"}
+    else:
+        spec["workloadRef"] = {"name": "train", "podGroup": "workers"}
+    return pod_object(meta, spec, sfx)
+
+
+@case("framework-gang-schedulinggroup-1gpu-warn")
+def _(n):
+    return review(n, gang_pod(n), HUMAN)
+
+
+@case("framework-gang-workloadref-1gpu-warn")
+def _(n):
+    return review(n, gang_pod(n, field="workloadRef"), HUMAN)
+
+
+# workloadRef is Kubernetes 1.35's field: the 1.36 schema has not got it.
+NOVALIDATE.add("framework-gang-workloadref-1gpu-warn")
+
+
+@case("framework-gang-schedulinggroup-off-ignored",
+      policy=frameworks_policy(podGroup="off"))
+def _(n):
+    return review(n, gang_pod(n), HUMAN)
+
+
 # --------------------------------------------------------------- writing
 
 def main():

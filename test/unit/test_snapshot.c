@@ -772,6 +772,70 @@ test_env_profile_errors(void)
 }
 /* END env-profiles */
 
+/*
+ * frameworks: each switch defaults to warn, merges key by key over the
+ * embedded policy, prints only where it differs from warn, and reads
+ * back the same; warn lowers enforce to warn and leaves audit alone.
+ */
+static void
+test_frameworks(void)
+{
+    struct load_error err;
+    struct snapshot *e = snapshot_parse_embedded(NULL, &err);
+    struct snapshot *s = load("frameworks: {ray: off, podGroup: enforce, "
+                              "jobSet: audit}\n"
+                              "namespaces:\n"
+                              "  - name: research\n"
+                              "    mode: audit\n",
+                              &err);
+    struct snapshot *again = NULL;
+    char *a = NULL, *b = NULL;
+
+    CHECK(e != NULL && s != NULL);
+    if (e == NULL || s == NULL) {
+        snapshot_unref(e);
+        snapshot_unref(s);
+        return;
+    }
+    for (int i = 1; i < FRAMEWORK_N; i++)
+        CHECK_INT(e->frameworks[i], FRAMEWORK_WARN);
+    CHECK_INT(s->frameworks[FRAMEWORK_RAY], FRAMEWORK_OFF);
+    CHECK_INT(s->frameworks[FRAMEWORK_GANG], FRAMEWORK_ENFORCE);
+    CHECK_INT(s->frameworks[FRAMEWORK_LWS], FRAMEWORK_WARN);
+    CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_LWS), MODE_WARN);
+    CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_GANG), MODE_ENFORCE);
+    CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_NONE), MODE_ENFORCE);
+    CHECK_INT(snapshot_framework_mode(s, "research", FRAMEWORK_LWS),
+              MODE_AUDIT);
+    CHECK_INT(snapshot_framework_mode(s, "ml", FRAMEWORK_JOBSET), MODE_AUDIT);
+    a = snapshot_print(s);
+    CHECK(a && strstr(a, "frameworks:\n  ray: off\n  jobSet: audit\n"
+                         "  podGroup: enforce\n"));
+    if (a)
+        again = snapshot_parse(a, strlen(a), "printed", NULL, &err);
+    CHECK(again != NULL);
+    if (again) {
+        b = snapshot_print(again);
+        CHECK(b && strchr(a, '\n') && strchr(b, '\n'));
+        if (b && strchr(a, '\n') && strchr(b, '\n'))
+            CHECK_STR(strchr(a, '\n'), strchr(b, '\n'));
+    }
+    free(a);
+    free(b);
+    /* The embedded policy says every default: nothing to print. */
+    a = snapshot_print(e);
+    CHECK(a && strstr(a, "frameworks:") == NULL);
+    free(a);
+    expect_error("frameworks: {ray: maybe}\ninstanceTypes: []\n", 1, 19,
+                 "frameworks.ray must be off, audit, warn or enforce, not "
+                 "'maybe'");
+    expect_error("frameworks: {rays: off}\ninstanceTypes: []\n", 1, 14,
+                 "unknown key 'rays' in frameworks");
+    snapshot_unref(again);
+    snapshot_unref(s);
+    snapshot_unref(e);
+}
+
 int
 main(void)
 {
@@ -789,5 +853,6 @@ main(void)
     test_overlay_errors();
     test_env_profiles();
     test_env_profile_errors();
+    test_frameworks();
     CHECK_DONE();
 }

@@ -57,6 +57,7 @@ CRDS = [
     "resource.nvidia.com_computedomaincliques.yaml",
     "cert-manager.io_certificates.yaml",
     "cert-manager.io_issuers.yaml",
+    "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
 ]
 
 
