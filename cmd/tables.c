@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "policy/table/env.h"
 #include "policy/table/snapshot.h"
 
 /* Where pods get the type's RDMA NICs: a resource, an annotation, none. */
@@ -79,6 +80,92 @@ print_products(const struct snapshot *s)
     }
 }
 
+/* One variable: what, why, for which images, and where that is written. */
+static void
+print_var(const struct env_var *e, const char *indent, const char *head)
+{
+    printf("%s%s%s=%s\n", indent, head, e->name, e->value);
+    printf("%s  why:      %s\n", indent, e->why);
+    printf("%s  versions: %s\n", indent, e->versions);
+    printf("%s  source:   %s\n", indent, e->source);
+}
+
+/*
+ * Which extended resources are RDMA NICs, by platform, and which of them
+ * count a shared plugin's slots (table.c's lists, with their sources).
+ */
+static void
+print_nic_names(void)
+{
+    static const struct {
+        enum rdma_class class;
+        const char *title;
+    } lists[] = {
+        {RDMA_NICS, "RDMA NIC resources (a unit is a NIC unless listed as "
+                    "slots below):"},
+        {RDMA_SLOTS, "of those, shared plugins' slots (one grants every "
+                     "HCA: a slot count never becomes a limit):"},
+    };
+
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        size_t n;
+        const struct rdma_name *names = table_rdma_names(lists[l].class, &n);
+
+        printf("\n%s\n", lists[l].title);
+        for (size_t i = 0; i < n; i++)
+            printf("  %-30s %s\n  %-30s   source: %s\n", names[i].pattern,
+                   names[i].who, "", names[i].source);
+    }
+}
+
+/*
+ * The env each row adds (its own, then its profile's), and every env
+ * profile with the rows its variables go to, on or off.
+ */
+static void
+print_env(const struct snapshot *s)
+{
+    size_t n = 0;
+
+    printf("\nenv injected into GPU containers (envProfile: %s):\n",
+           s->env_profile ? s->env_profile->name : "none");
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+
+        for (size_t j = 0; j < t->n_env; j++, n++) {
+            const struct env_var *e = &t->env[j];
+
+            /* A profile's variable is told whole in the profile. */
+            char head[128];
+
+            snprintf(head, sizeof(head), "%-30s ", t->name);
+            if (e->profile)
+                printf("  %s%s=%s (profile %s)\n", head, e->name, e->value,
+                       e->profile);
+            else
+                print_var(e, "  ", head);
+        }
+    }
+    if (n == 0)
+        printf("  none\n");
+    if (s->n_env_profiles == 0)
+        return;
+    printf("\nenv profiles (envProfile turns one on; rows: all, efa = EFA "
+           "rows, efa-gdr = EFA rows with GPUDirect RDMA):\n");
+    for (size_t i = 0; i < s->n_env_profiles; i++) {
+        const struct env_profile *p = &s->env_profiles[i];
+
+        printf("  %s (%s)\n", p->name, p == s->env_profile ? "on" : "off");
+        for (size_t j = 0; j < p->n_env; j++) {
+            char head[32];
+
+            snprintf(head, sizeof(head), "rows %s: ",
+                     env_rows_name(p->env[j].rows));
+            print_var(&p->env[j], "    ", head);
+        }
+    }
+}
+
 static void
 print_text(const struct snapshot *s)
 {
@@ -116,13 +203,8 @@ print_text(const struct snapshot *s)
                t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic,
                from);
     }
-    printf("\nenv injected into GPU containers:\n");
-    for (size_t i = 0; i < s->n_types; i++) {
-        const struct instance_type *t = &s->types[i];
-        for (size_t j = 0; j < t->n_env; j++)
-            printf("  %-20s %s=%s\n  %-20s   %s\n", t->name, t->env[j].name,
-                   t->env[j].value, "", t->env[j].why);
-    }
+    print_nic_names();
+    print_env(s);
     print_products(s);
 }
 

@@ -16,6 +16,10 @@
 #include "policy/k8s/pod.h"
 #include "policy/table/table.h"
 
+/* A row's env, its profile's included, fits the target's list whole. */
+_Static_assert(TABLE_MAX_ENV <= TARGET_MAX_ENV,
+               "the loader lets a row carry more env than a target holds");
+
 /*
  * An RDMA resource (table_rdma_class()) the pod asks for under a name
  * other than nic, in the limits or requests of any container; or NULL.

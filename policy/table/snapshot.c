@@ -6,6 +6,7 @@
  * policy that silently does nothing is worse than a refusal to load.
  */
 #include "policy/table/snapshot.h"
+#include "policy/table/env.h"
 #include "policy/table/yamlread.h"
 
 #include <stdio.h>
@@ -331,50 +332,6 @@ read_jobs(const struct ynode *n, const struct ynode *under, struct snapshot *s,
     return 0;
 }
 
-static int
-read_env(const struct ynode *n, struct instance_type *t, struct load_error *err)
-{
-    static const char *const keys[] = {"name", "value", "why", NULL};
-
-    if (yamlread_kind(n, YNODE_SEQ, "env", err) < 0)
-        return -1;
-    if (n->n_items == 0)
-        return 0;
-    if ((t->env = calloc(n->n_items, sizeof(*t->env))) == NULL) {
-        ynode_error(err, n, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < n->n_items; i++) {
-        const struct ynode *item = n->items[i], *v;
-        struct env_var *e = &t->env[t->n_env++];
-
-        if (yamlread_kind(item, YNODE_MAP, "an env entry", err) < 0 ||
-            yamlread_keys(item, keys, "an env entry", err) < 0)
-            return -1;
-        if ((v = yamlread_need(item, "name", "an env entry", err)) == NULL ||
-            yamlread_string(v, "name", &e->name, err) < 0)
-            return -1;
-        /* An empty value is a real value: keep it possible. */
-        if ((v = yamlread_need(item, "value", "an env entry", err)) == NULL ||
-            yamlread_kind(v, YNODE_SCALAR, "value", err) < 0)
-            return -1;
-        if ((e->value = strdup(v->scalar)) == NULL) {
-            ynode_error(err, v, "out of memory");
-            return -1;
-        }
-        if ((v = yamlread_need(item, "why", "an env entry", err)) == NULL ||
-            yamlread_string(v, "why", &e->why, err) < 0)
-            return -1;
-        for (size_t j = 0; j + 1 < t->n_env; j++) {
-            if (strcmp(t->env[j].name, e->name) == 0) {
-                ynode_error(err, item, "env '%s' listed twice", e->name);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* Facts that must hold together, or the table contradicts itself. */
 static int
 check_type(const struct ynode *n, const struct instance_type *t,
@@ -483,7 +440,7 @@ read_type(const struct ynode *n, struct instance_type *t,
     if ((v = ynode_get(n, "nvlinkGBps")) &&
         read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)
         return -1;
-    if ((v = ynode_get(n, "env")) && read_env(v, t, err) < 0)
+    if ((v = ynode_get(n, "env")) && env_read_row(v, t, err) < 0)
         return -1;
     return check_type(n, t, err);
 }
@@ -650,7 +607,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "base",   "mode",       "unknownInstanceType", "optOut",
         "overrideUserValues",   "inject",              "namespaces",
         "jobs",   "instanceTypes",                     "gpuProducts",
-        "frameworks", NULL};
+        "envProfile",           "envProfiles",         "frameworks",
+        NULL};
     const struct ynode *v;
     bool empty = false;
 
@@ -688,6 +646,13 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     if (read_table(root, base, "instanceTypes", embedded, s, &s->type_sources,
                    err) < 0)
         return -1;
+    /* Profiles after the rows they add to; a file's list replaces. */
+    if ((v = pick(root, base, "envProfiles")) &&
+        env_profiles_read(v, s, err) < 0)
+        return -1;
+    if ((v = pick(root, base, "envProfile")) &&
+        env_profile_apply(v, s, err) < 0)
+        return -1;
     if ((v = pick(root, base, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
     if ((ynode_get(root, "jobs") || (base && ynode_get(base, "jobs"))) &&
@@ -719,12 +684,7 @@ snapshot_free(struct snapshot *s)
         return;
     for (size_t i = 0; i < s->n_types; i++) {
         struct instance_type *t = &s->types[i];
-        for (size_t j = 0; j < t->n_env; j++) {
-            free(t->env[j].name);
-            free(t->env[j].value);
-            free(t->env[j].why);
-        }
-        free(t->env);
+        env_free_list(t->env, t->n_env);
         free(t->name);
         free(t->accelerator);
         free(t->resource);
@@ -735,6 +695,7 @@ snapshot_free(struct snapshot *s)
         free(t->nic_annotation);
     }
     free(s->types);
+    env_profiles_free(s);
     products_free(s);
     for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);

@@ -106,6 +106,9 @@ struct snapshot {
     bool repack; /* jobs.repack: rewrite fragmented jobs to whole nodes */
     struct runtime_type *runtime_types;
     size_t n_runtime_types;
+    struct env_profile *env_profiles; /* envProfiles: see env.h */
+    size_t n_env_profiles;
+    const struct env_profile *env_profile; /* envProfile's, or NULL: none */
     struct gpu_product *products; /* gpuProducts: see products.h */
     size_t n_products;
     /* Parallel to types and products: where each row came from. */

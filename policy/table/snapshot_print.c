@@ -3,6 +3,7 @@
  * form, so that print -> parse -> print gives the same bytes.
  */
 #include "policy/table/snapshot.h"
+#include "policy/table/env.h"
 
 #include <string.h>
 
@@ -118,6 +119,47 @@ put_inject(struct strbuf *sb, const struct inject *in, const char *indent)
         strbuf_printf(sb, "%szoneAffinity: true\n", indent);
 }
 
+/*
+ * An env list at indent: a row's own variables (those a profile added are
+ * the profile's to print), or a profile's with their rows.
+ */
+static void
+put_env(struct strbuf *sb, const struct env_var *env, size_t n,
+        const char *indent, bool profile)
+{
+    size_t own = 0;
+
+    for (size_t i = 0; i < n; i++)
+        own += env[i].profile == NULL;
+    if (own == 0) {
+        strbuf_printf(sb, "%senv: []\n", indent);
+        return;
+    }
+    strbuf_printf(sb, "%senv:\n", indent);
+    for (size_t i = 0; i < n; i++) {
+        if (env[i].profile)
+            continue;
+        strbuf_printf(sb, "%s  - name: ", indent);
+        put_string(sb, env[i].name);
+        strbuf_printf(sb, "\n%s    value: ", indent);
+        /*
+         * Values are always quoted: "1" must stay a string. Escaped, as
+         * fuzz_policy found: a value with a '"' printed unreadable YAML.
+         */
+        put_quoted(sb, env[i].value);
+        if (profile)
+            strbuf_printf(sb, "\n%s    rows: %s", indent,
+                          env_rows_name(env[i].rows));
+        strbuf_printf(sb, "\n%s    versions: ", indent);
+        put_quoted(sb, env[i].versions);
+        strbuf_printf(sb, "\n%s    source: ", indent);
+        put_quoted(sb, env[i].source);
+        strbuf_printf(sb, "\n%s    why: ", indent);
+        put_string(sb, env[i].why);
+        strbuf_puts(sb, "\n");
+    }
+}
+
 static void
 put_type(struct strbuf *sb, const struct instance_type *t)
 {
@@ -145,24 +187,7 @@ put_type(struct strbuf *sb, const struct instance_type *t)
     strbuf_printf(sb, "    gpuDirectRDMA: %s\n", yes_no(t->gpudirect_rdma));
     strbuf_printf(sb, "    hostMemory: %s\n    shm: %s\n", t->host_memory,
                   t->shm);
-    if (t->n_env == 0) {
-        strbuf_puts(sb, "    env: []\n");
-        return;
-    }
-    strbuf_puts(sb, "    env:\n");
-    for (size_t i = 0; i < t->n_env; i++) {
-        strbuf_puts(sb, "      - name: ");
-        put_string(sb, t->env[i].name);
-        strbuf_puts(sb, "\n        value: ");
-        /*
-         * Values are always quoted: "1" must stay a string. Escaped, as
-         * fuzz_policy found: a value with a '"' printed unreadable YAML.
-         */
-        put_quoted(sb, t->env[i].value);
-        strbuf_puts(sb, "\n        why: ");
-        put_string(sb, t->env[i].why);
-        strbuf_puts(sb, "\n");
-    }
+    put_env(sb, t->env, t->n_env, "    ", false);
 }
 
 static void
@@ -242,6 +267,18 @@ snapshot_print(const struct snapshot *s)
         strbuf_puts(&sb, "\n      instanceType: ");
         put_string(&sb, s->runtime_types[i].instance_type);
         strbuf_puts(&sb, "\n");
+    }
+    strbuf_puts(&sb, "envProfile: ");
+    put_string(&sb, s->env_profile ? s->env_profile->name : "none");
+    strbuf_puts(&sb, "\n");
+    strbuf_puts(&sb,
+                s->n_env_profiles ? "envProfiles:\n" : "envProfiles: []\n");
+    for (size_t i = 0; i < s->n_env_profiles; i++) {
+        strbuf_puts(&sb, "  - name: ");
+        put_string(&sb, s->env_profiles[i].name);
+        strbuf_puts(&sb, "\n");
+        put_env(&sb, s->env_profiles[i].env, s->env_profiles[i].n_env,
+                "    ", true);
     }
     /* An empty table must still read back as a list. */
     strbuf_puts(&sb, s->n_types ? "instanceTypes:\n" : "instanceTypes: []\n");

@@ -57,36 +57,82 @@ type_nic_resource(const struct instance_type *t)
 }
 
 /*
- * The RDMA NIC resources device plugins advertise (names the admin may
- * change in the Network Operator's NicClusterPolicy; these are the ones
- * the sources show), from shared/research/cluster-view-facts.md 1.5-1.7
- * and platform-facts.md 10-11. A pattern "x*" is a prefix, "*x" a
- * suffix, "*x*" a part, anything else the whole name.
+ * The RDMA NIC resources device plugins advertise, by platform: which
+ * name, who advertises it, what one unit is, and where that is written
+ * (names the admin may change in the Network Operator's NicClusterPolicy;
+ * these are the ones the sources show). A pattern "x*" is a prefix, "*x"
+ * a suffix, "*x*" a part, anything else the whole name. `topogate tables`
+ * prints both lists.
  */
-static const char *const rdma_names[] = {
-    "vpc.amazonaws.com/efa", /* AWS EFA device plugin, one per EFA [EFA-VALS] */
-    "*/efa",                 /* the same NICs under another vendor prefix */
-    "rdma/*",                /* Network Operator: rdma/ib (SR-IOV, one per
-                                IB VF), rdma/shared_ib [AKS-RDMA] */
-    "*rdma*",                /* nvidia.com/sriov_rdma_vf (OCI) [OCI-VF],
-                                nvidia.com/rdma-vf, intel.com/mlnx_sriov_rdma0 */
-    "nvidia.com/mlnxnics",   /* OKE GB200's shared HCAs (NVIDIA/aicr) */
-    "networking.gke.io.networks/*", /* GKE multi-networking, one per
-                                       network attached [OBS-GKERDMA] */
-    "networking.gke.io/*",
+static const struct rdma_name rdma_names[] = {
+    {"vpc.amazonaws.com/efa",
+     "AWS EKS: the EFA device plugin, one unit per EFA interface",
+     "aws/eks-charts stable/aws-efa-k8s-device-plugin [EFA-VALS]"},
+    {"*/efa", "EFA under another vendor prefix",
+     "aws/eks-charts stable/aws-efa-k8s-device-plugin values.yaml"},
+    {"rdma/ib",
+     "AKS: the SR-IOV device plugin, one unit per InfiniBand VF; CoreWeave "
+     "CKS: the same name, which its docs have pods request as 1 (\"used "
+     "as a boolean\", not a device count)",
+     "Azure/aks-rdma-infiniband configs/nicclusterpolicy/"
+     "sriov-device-plugin/sriov.yaml [AKS-RDMA]; docs.coreweave.com "
+     "products/networking/hpc-interconnect/use-gpudirect-rdma, "
+     "Configure the Pods"},
+    {"nvidia.com/rdma-vf",
+     "OCI OKE: the Network Operator's SR-IOV VFs, one per RDMA port (16 "
+     "on dual-port shapes, 8 on single-port); a preview option of "
+     "Oracle's OKE stack, whose default is hostNetwork",
+     "oracle-quickstart/oci-hpc-oke docs/using-rdma-network-interfaces-"
+     "in-manifests.md, terraform/schema.yaml (\"Preview Features (not "
+     "for production use)\")"},
+    {"nvidia.com/sriov_rdma_vf", "OCI OKE: the VFs' name in older docs",
+     "oracle-quickstart/oci-hpc-oke docs/running-rdma-workloads-on-oke.md, "
+     "deleted in 8da1841 (2025-05) [OCI-VF]"},
+    {"nvidia.com/mlnxnics", "OCI OKE GB200: shared HCAs",
+     "NVIDIA/aicr NCCL validator, supportedNCCLCombinations"},
+    {"networking.gke.io.networks/*",
+     "GKE multi-networking: one per network attached; Google's examples "
+     "attach GPU NICs by the networking.gke.io/interfaces annotation "
+     "instead",
+     "[OBS-GKERDMA]; GoogleCloudPlatform/container-engine-accelerators "
+     "gpudirect-rdma/nccl-test.yaml"},
+    {"networking.gke.io/*", "GKE networking resources",
+     "GoogleCloudPlatform/container-engine-accelerators"},
+    {"rdma/*", "the Network Operator's other RDMA resources (rdma/shared_ib)",
+     "Azure/aks-rdma-infiniband configs/nicclusterpolicy [AKS-RDMA]"},
+    {"*rdma*", "other SR-IOV RDMA VFs (intel.com/mlnx_sriov_rdma0)",
+     "shared/corpus/nodes/kwok-virtual-dgx-a100-sriov-rdma.yaml"},
 };
 
 /*
  * Of those, the shared plugins' slots: the RDMA shared device plugin
- * (rdmaHcaMax slots, 63 by default; one grants every HCA) names them
- * rdma/shared_ib (AKS) [AKS-RDMA], rdma/hca_shared_devices_a (NVIDIA
- * AICR on AKS, NVIDIA/aicr#2276) or rdma/rdma_shared_device_a (the
- * Network Operator's example); OKE's mlnxnics are shared HCAs too.
+ * advertises rdmaHcaMax slots (63 by default) and one slot grants every
+ * HCA of the node, so its count is no NIC count and never a limit.
  */
-static const char *const rdma_slot_names[] = {
-    "*shared*",
-    "nvidia.com/mlnxnics",
+static const struct rdma_name rdma_slot_names[] = {
+    {"rdma/shared_ib", "AKS: the RDMA shared device plugin",
+     "Azure/aks-rdma-infiniband configs/nicclusterpolicy/"
+     "rdma-shared-device-plugin/rdma.yaml [AKS-RDMA]"},
+    {"rdma/hca_shared_devices_a", "NVIDIA AICR on AKS: the same plugin",
+     "NVIDIA/aicr#2276"},
+    {"*shared*",
+     "any shared plugin's name (the Network Operator's example is "
+     "rdma/rdma_shared_device_a)",
+     "shared/research/cluster-view-facts.md 1.6"},
+    {"nvidia.com/mlnxnics", "OCI OKE GB200: shared HCAs",
+     "NVIDIA/aicr NCCL validator, supportedNCCLCombinations"},
 };
+
+const struct rdma_name *
+table_rdma_names(enum rdma_class class, size_t *n)
+{
+    if (class == RDMA_SLOTS) {
+        *n = sizeof(rdma_slot_names) / sizeof(rdma_slot_names[0]);
+        return rdma_slot_names;
+    }
+    *n = class == RDMA_NICS ? sizeof(rdma_names) / sizeof(rdma_names[0]) : 0;
+    return rdma_names;
+}
 
 static bool
 name_matches(const char *name, const char *pattern)
@@ -110,10 +156,10 @@ name_matches(const char *name, const char *pattern)
 }
 
 static bool
-matches_any(const char *name, const char *const *patterns, size_t n)
+matches_any(const char *name, const struct rdma_name *names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (name_matches(name, patterns[i]))
+        if (name_matches(name, names[i].pattern))
             return true;
     return false;
 }

@@ -27,10 +27,38 @@ enum interconnect {
 /* The NIC resource of a row that names none: AWS EFA. */
 #define TABLE_NIC_DEFAULT "vpc.amazonaws.com/efa"
 
+/*
+ * Which rows a variable of an env profile goes to: every row, rows whose
+ * NICs are EFA (type_nic_resource() is TABLE_NIC_DEFAULT), or those of
+ * them with GPUDirect RDMA.
+ */
+enum env_rows {
+    ENV_ROWS_ALL,
+    ENV_ROWS_EFA,
+    ENV_ROWS_EFA_GDR,
+};
+
+/* The most env variables one row may add, its profile's included. */
+#define TABLE_MAX_ENV 16
+
 struct env_var {
     char *name;
     char *value;
-    char *why; /* the reason, printed by `topogate tables` */
+    char *why;      /* the reason, printed by `topogate tables` */
+    char *versions; /* the images it is for: "aws-ofi-nccl <= 1.5.0" */
+    char *source;   /* where that is written: repository + path, or doc */
+    enum env_rows rows;  /* a profile's variable: the rows it goes to */
+    const char *profile; /* added by this env profile (borrowed), or NULL */
+};
+
+/*
+ * envProfiles: variables only some images need, added to the rows they
+ * fit when the policy's envProfile names the profile (policy/table/env.c).
+ */
+struct env_profile {
+    char *name;
+    struct env_var *env;
+    size_t n_env;
 };
 
 struct instance_type {
@@ -86,6 +114,20 @@ enum rdma_class {
 };
 
 enum rdma_class table_rdma_class(const char *resource);
+
+/* One name of those lists: a pattern, who advertises it, the source. */
+struct rdma_name {
+    const char *pattern;
+    const char *who;
+    const char *source;
+};
+
+/*
+ * The RDMA NIC names (class RDMA_NICS: every RDMA resource, slots
+ * included) or, of those, the shared plugins' slots (RDMA_SLOTS), *n of
+ * them; static.
+ */
+const struct rdma_name *table_rdma_names(enum rdma_class class, size_t *n);
 
 /*
  * GB200/GB300 nodes join one NVLink domain across nodes (NVL36/NVL72)

@@ -631,6 +631,13 @@ jobs: {}
 """
 
 
+# The opt-in env profile of images older than aws-ofi-nccl 1.7 / libfabric
+# 1.18 (deploy/policy.yaml envProfiles): the cases that show how env is
+# injected, kept and forwarded to MPI ranks turn it on, since the default
+# injects no variable.
+LEGACY_EFA = "envProfile: legacy-efa\n"
+
+
 def policy(**changes):
     text = POLICY_HEAD
     for key, value in changes.items():
@@ -843,6 +850,34 @@ def _(n):
 def _(n):
     return tj(n, job="sd-finetune", nnodes=2, nproc="4", gpu=4, index=1,
               cpu="44", memory="170Gi", node_selector=it("g5.12xlarge"))
+
+
+# Rows added from Karpenter's instance-types.md and the g4 offer table
+# (issue 45, point 4): a 2-pod job of whole nodes on each. What each gets
+# follows its row: EFA where it has some (none on g4, g7e.2/4xlarge,
+# g7.2/4xlarge), /dev/shm host / 8 capped at the memory limit.
+NEW_ROWS = [("g5.24xlarge", 4, "170Gi"), ("g6.24xlarge", 4, "170Gi"),
+            ("g6e.24xlarge", 4, "350Gi"), ("g7e.2xlarge", 1, "28Gi"),
+            ("g7e.4xlarge", 1, "56Gi"), ("g7e.8xlarge", 1, "110Gi"),
+            ("g7e.12xlarge", 2, "230Gi"), ("g7e.24xlarge", 4, "460Gi"),
+            ("g7.2xlarge", 1, "12Gi"), ("g7.4xlarge", 1, "28Gi"),
+            ("g7.8xlarge", 1, "56Gi"), ("g7.12xlarge", 2, "84Gi"),
+            ("g7.24xlarge", 4, "170Gi"), ("g7.48xlarge", 8, "350Gi"),
+            ("g4-standard-48", 1, "84Gi"), ("g4-standard-96", 2, "170Gi"),
+            ("g4-standard-192", 4, "350Gi"),
+            ("g4-standard-384", 8, "700Gi")]
+
+
+def new_row_case(itype, gpus, memory):
+    @case("row-%s-whole-node-mutate" % itype.replace(".", "-"))
+    def _(n):
+        return tj(n, job="row-check", nnodes=2, nproc=str(gpus), gpu=gpus,
+                  index=1, cpu="4", memory=memory,
+                  node_selector=it(itype))
+
+
+for _t, _g, _m in NEW_ROWS:
+    new_row_case(_t, _g, _m)
 
 
 @case("g5-xlarge-single-gpu-mutate")
@@ -1097,17 +1132,32 @@ def _(n):
         node_selector=it("ml.p4d.24xlarge")), TRAINING_OPERATOR)
 
 
+# envProfile legacy-efa (off by default): FI_PROVIDER on every EFA row,
+# FI_EFA_USE_DEVICE_RDMA only where the row has GPUDirect RDMA.
+
+@case("env-profile-legacy-efa-p4d-2x8-mutate", policy=POLICY_HEAD + LEGACY_EFA)
+def _(n):
+    return tj_2x8(n)
+
+
+@case("env-profile-legacy-efa-g5-12xl-no-device-rdma",
+      policy=POLICY_HEAD + LEGACY_EFA)
+def _(n):
+    return tj(n, job="sd-finetune", nnodes=2, nproc="4", gpu=4, index=1,
+              cpu="44", memory="170Gi", node_selector=it("g5.12xlarge"))
+
+
 # Values the user set are kept.
 
-@case("user-env-kept-warning")
+@case("user-env-kept-warning", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"},
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "0"},
                                {"name": "NCCL_DEBUG", "value": "INFO"}])
 
 
-@case("user-env-same-value-silent")
+@case("user-env-same-value-silent", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "NVL"},
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"},
                                {"name": "FI_PROVIDER", "value": "efa"}])
 
 
@@ -1166,7 +1216,7 @@ def _(n):
                                    "effect": "NoSchedule"}])
 
 
-@case("envfrom-no-env-warning")
+@case("envfrom-no-env-warning", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return tj_2x8(n, env_from=[{"configMapRef": {"name": "nccl-tuning"}}])
 
@@ -1498,9 +1548,10 @@ def _(n):
     return tj_2x8(n, ns="restricted-ml")
 
 
-@case("policy-override-user-values", policy=policy(overrideUserValues="true"))
+@case("policy-override-user-values",
+      policy=policy(overrideUserValues="true") + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL", "value": "PIX"}])
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA", "value": "0"}])
 
 
 # Not a pod CREATE.
@@ -2072,12 +2123,39 @@ AKS_SKU_GPU = [{"key": "sku", "operator": "Equal", "value": "gpu",
                 "effect": "NoSchedule"}]
 
 
-@case("oci-rdma-vf-asked-no-sriov-vf-added")
+@case("oci-sriov-rdma-vf-asked-no-rdma-vf-added")
 def _(n):
-    # The table's nvidia.com/sriov_rdma_vf beside the pod's rdma-vf would
-    # ask every node for two NIC resources.
+    # A cluster on the VFs' older name: the table's nvidia.com/rdma-vf
+    # beside the pod's sriov_rdma_vf would ask every node for two NIC
+    # resources.
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  limits_extra={"nvidia.com/sriov_rdma_vf": "16"})
+
+
+# OCI OKE with the Network Operator: nvidia.com/rdma-vf, 16 VFs on the
+# dual-port BM.GPU.H100.8 (oracle-quickstart/oci-hpc-oke docs/using-rdma-
+# network-interfaces-in-manifests.md). The pod that asks for them itself,
+# as that page's manifest does, is left as it is.
+@case("oci-h100-2x8-rdma-vf-mutate")
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"))
+
+
+@case("oci-rdma-vf-16-asked-kept")
+def _(n):
     return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
                   limits_extra={"nvidia.com/rdma-vf": "16"})
+
+
+# rdma/ib: 1, as CoreWeave CKS's docs have pods ask for it ("used as a
+# boolean", docs.coreweave.com .../use-gpudirect-rdma), on nodes known by
+# their GFD product that advertise rdma/ib: 8 (test/nodes, not CoreWeave's
+# own allocatable, which no source gives): the pod's count is kept, and the
+# warning names the nodes' count.
+@case("view-gfd-rdma-ib-1-asked-kept-warn", args=ONPREM_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector={"rack": "r12"},
+                  limits_extra={"rdma/ib": "1"})
 
 
 @case("aks-shared-ib-asked-no-rdma-ib-added")
@@ -2171,19 +2249,19 @@ def mpi_trainjob(runtime="mpi-p5", nodes=2, gpu=None, env=None, nproc=None):
                      "trainer": trainer}}
 
 
-@case("job-trainjob-mpi-runtime-launcher-env-mutate", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-launcher-env-mutate", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # mpirun exports NCCL_P2P_LEVEL with -x itself: left out of the list.
     return job_review(n, mpi_trainjob())
 
 
 @case("job-trainjob-mpi-runtime-launcher-env-audit",
-      args=RUNTIMES_VIEW + " --mode audit")
+      args=RUNTIMES_VIEW + " --mode audit", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpi_trainjob())
 
 
-@case("job-trainjob-mpi-runtime-user-env-kept", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-user-env-kept", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpi_trainjob(env=[
         {"name": "FI_PROVIDER", "value": "efa"},
@@ -2201,7 +2279,7 @@ def _(n):
     return job_review(n, mpi_trainjob(runtime="mpi-p5-launcher-container"))
 
 
-@case("job-trainjob-mpi-runtime-no-trainer-mutate", args=RUNTIMES_VIEW)
+@case("job-trainjob-mpi-runtime-no-trainer-mutate", args=RUNTIMES_VIEW, policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # Only the runtime's name: spec.trainer is made to hold the env.
     job = mpi_trainjob(runtime="mpi-p4d-2")
@@ -2399,17 +2477,17 @@ def _(n):
 # where the mpirun line has no -x; with -x (Open MPI 4 aborts on both) the
 # answer adds nothing and warns with the -x flags to add instead.
 
-@case("job-mpijob-2x8-launcher-env-patch")
+@case("job-mpijob-2x8-launcher-env-patch", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
 
 
-@case("job-mpijob-2x8-launcher-env-audit", args="--mode audit")
+@case("job-mpijob-2x8-launcher-env-audit", args="--mode audit", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4))
 
 
-@case("job-mpijob-launcher-x-flags-left-to-command")
+@case("job-mpijob-launcher-x-flags-left-to-command", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # -x FI_PROVIDER=efa on the command line: the user's to say, and no
     # env list beside it (mpirun 4.1 would abort); -x flags advised.
@@ -2420,7 +2498,7 @@ def _(n):
                                     "all_reduce_perf", "-b", "8", "-e", "8G"]))
 
 
-@case("job-mpijob-launcher-mca-env-list-on-command-warn")
+@case("job-mpijob-launcher-mca-env-list-on-command-warn", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # --mca on the command line beats OMPI_MCA_* in the environment.
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
@@ -2429,7 +2507,7 @@ def _(n):
                                     "NCCL_DEBUG=INFO", "all_reduce_perf"]))
 
 
-@case("job-mpijob-launcher-user-var-forwarded-by-name")
+@case("job-mpijob-launcher-user-var-forwarded-by-name", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # The user's NCCL_P2P_LEVEL in the launcher is kept, and the list
     # forwards it by name, with the user's value.
@@ -2438,7 +2516,7 @@ def _(n):
                                                "value": "PIX"}]))
 
 
-@case("job-mpijob-launcher-user-env-list-kept")
+@case("job-mpijob-launcher-user-env-list-kept", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(workers=2, slots=8, gpu=8, efa=4,
                                 launcher_env=[{
@@ -2454,7 +2532,7 @@ TORCHRUN_PER_NODE = ["mpirun", "-np", "2", "--map-by", "ppr:1:node",
                      "torchrun", "--nproc_per_node", "8", "train.py"]
 
 
-@case("job-mpijob-torchrun-per-node-2x8-patch")
+@case("job-mpijob-torchrun-per-node-2x8-patch", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     return job_review(n, mpijob(name="llama3-8b-mpi", workers=2, slots=1,
                                 gpu=8, efa=4, launcher_cmd=TORCHRUN_PER_NODE))
@@ -2723,7 +2801,7 @@ def _(n):
                                      node_selector=P5), JOB_CONTROLLER)
 
 
-@case("trainer-deepspeed-launcher-as-node-8gpu-mutate")
+@case("trainer-deepspeed-launcher-as-node-8gpu-mutate", policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
     # runLauncherAsNode (the deepspeed-distributed runtime): the launcher
     # runs ranks on its GPUs too.

@@ -92,7 +92,8 @@ test_placement(void)
                       "{\"karpenter.k8s.aws/instance-gpu-count\": \"4\"}}",
                       true,
                       "p3.8xlarge p6e-gb200.36xlarge g4dn.12xlarge "
-                      "g5.12xlarge g6.12xlarge g6e.12xlarge");
+                      "g5.12xlarge g5.24xlarge g6.12xlarge g6.24xlarge "
+                      "g6e.12xlarge g6e.24xlarge g7e.24xlarge g7.24xlarge");
     expect_candidates("{\"nodeSelector\": "
                       "{\"karpenter.k8s.aws/instance-gpu-count\": \"8\", "
                       "\"karpenter.k8s.aws/instance-family\": \"p5e\"}}",

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -26,6 +27,29 @@ class_name(enum rdma_class c)
         break;
     }
     return "none";
+}
+
+/*
+ * The lists `topogate tables` prints: every name says who advertises it
+ * and where that is written, and a whole name (no '*') is of the class
+ * of its list.
+ */
+static void
+check_names(enum rdma_class class)
+{
+    size_t n;
+    const struct rdma_name *names = table_rdma_names(class, &n);
+
+    CHECK(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(names[i].who != NULL && names[i].who[0] != '\0');
+        CHECK(names[i].source != NULL && names[i].source[0] != '\0');
+        if (strchr(names[i].pattern, '*') == NULL &&
+            (class == RDMA_SLOTS ||
+             table_rdma_class(names[i].pattern) != RDMA_SLOTS))
+            CHECK_STR(class_name(table_rdma_class(names[i].pattern)),
+                      class_name(class));
+    }
 }
 
 int
@@ -56,6 +80,8 @@ main(void)
                     name);
     }
     CHECK_STR(class_name(table_rdma_class(NULL)), "none");
+    check_names(RDMA_NICS);
+    check_names(RDMA_SLOTS);
     cJSON_Delete(cases);
     CHECK_DONE();
 }

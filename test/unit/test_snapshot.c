@@ -18,7 +18,9 @@
     "    env:\n"                                                             \
     "      - name: FI_EFA_USE_DEVICE_RDMA\n"                                 \
     "        value: \"1\"\n"                                                 \
-    "        why: GPUDirect RDMA over EFA\n"
+    "        why: GPUDirect RDMA over EFA\n"                                 \
+    "        versions: libfabric < 1.18.0\n"                                 \
+    "        source: aws/aws-ofi-nccl doc/efa-env-var.md\n"
 
 /* Loads text; on failure returns NULL with err filled. */
 static struct snapshot *
@@ -50,8 +52,8 @@ test_embedded(void)
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    CHECK_INT(s->n_types, 66);
-    CHECK_INT(s->n_products, 21);
+    CHECK_INT(s->n_types, 84);
+    CHECK_INT(s->n_products, 22);
     CHECK_INT(s->mode, MODE_ENFORCE);
     t = snapshot_lookup(s, "p4d.24xlarge");
     CHECK(t != NULL);
@@ -152,7 +154,7 @@ test_errors(void)
                  "FI_EFA_USE_DEVICE_RDMA would break EFA there");
     snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_P4D TYPE_P4D, "true",
              "true");
-    expect_error(text, 16, 5, "instance type 'p4d.24xlarge' listed twice");
+    expect_error(text, 18, 5, "instance type 'p4d.24xlarge' listed twice");
 }
 
 /* BEGIN print-escapes (issue 16, point 5) */
@@ -267,7 +269,7 @@ test_nic_resources(void)
     CHECK_STR(t ? type_nic_resource(t) : NULL, "rdma/ib");
     CHECK_INT(t ? t->efa : -1, 8);
     t = snapshot_lookup(s, "BM.GPU.H100.8");
-    CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/sriov_rdma_vf");
+    CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/rdma-vf");
     CHECK_INT(t ? t->efa : -1, 16);
     /* GKE attaches its NICs by annotation: no resource to patch. */
     t = snapshot_lookup(s, "a3-megagpu-8g");
@@ -295,13 +297,14 @@ test_product_errors(void)
 
     snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
              "nicResource: rdma/ib", "[{name: FI_PROVIDER, value: efa, "
-             "why: x}]");
+             "why: x, versions: y, source: z}]");
     expect_error(text, 2, 5,
                  "'a3-ultragpu-8g' has no EFA: FI_PROVIDER is for EFA hosts "
                  "only");
     snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
              "nicAnnotation: networking.gke.io/interfaces",
-             "[{name: FI_PROVIDER, value: efa, why: x}]");
+             "[{name: FI_PROVIDER, value: efa, why: x, versions: y, "
+             "source: z}]");
     expect_error(text, 2, 5,
                  "'a3-ultragpu-8g' has no EFA: FI_PROVIDER is for EFA hosts "
                  "only");
@@ -629,6 +632,146 @@ test_overlay_errors(void)
 }
 /* END overlays */
 
+/* BEGIN env-profiles (issue 45, point 1) */
+#define PROFILE_HEAD                                                         \
+    "envProfiles:\n"                                                         \
+    "  - name: old\n"                                                        \
+    "    env:\n"                                                             \
+    "      - {name: FI_PROVIDER, value: efa, rows: efa, versions: a, "        \
+    "source: b, why: c}\n"                                                   \
+    "      - {name: FI_EFA_USE_DEVICE_RDMA, value: \"1\", rows: efa-gdr, "   \
+    "versions: a, source: b, why: c}\n"                                      \
+    "      - {name: NCCL_DEBUG, value: INFO, rows: all, versions: a, "        \
+    "source: b, why: c}\n"
+
+/* The value of env name on row type of s, or NULL; *profile, whose it is. */
+static const char *
+env_of(const struct snapshot *s, const char *type, const char *name,
+       const char **profile)
+{
+    const struct instance_type *t = snapshot_lookup(s, type);
+
+    for (size_t i = 0; t && i < t->n_env; i++) {
+        if (strcmp(t->env[i].name, name) == 0) {
+            *profile = t->env[i].profile;
+            return t->env[i].value;
+        }
+    }
+    return NULL;
+}
+
+static void
+test_env_profiles(void)
+{
+    struct load_error err;
+    struct snapshot *s = snapshot_parse_embedded(NULL, &err), *b;
+    const char *from = NULL;
+    char *first, *second, text[2048];
+
+    /* By default no row injects anything, and legacy-efa is off. */
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    CHECK(s->env_profile == NULL);
+    CHECK_INT(s->n_env_profiles, 1);
+    for (size_t i = 0; i < s->n_types; i++)
+        CHECK_INT(s->types[i].n_env, 0);
+    snapshot_unref(s);
+
+    /* On: FI_PROVIDER on every EFA row, device RDMA only with GDR. */
+    s = load("envProfile: legacy-efa\n", &err);
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    CHECK_STR(env_of(s, "p4d.24xlarge", "FI_PROVIDER", &from), "efa");
+    CHECK_STR(from, "legacy-efa");
+    CHECK_STR(env_of(s, "p4d.24xlarge", "FI_EFA_USE_DEVICE_RDMA", &from),
+              "1");
+    CHECK_STR(env_of(s, "g5.12xlarge", "FI_PROVIDER", &from), "efa");
+    CHECK(env_of(s, "g5.12xlarge", "FI_EFA_USE_DEVICE_RDMA", &from) == NULL);
+    CHECK(env_of(s, "g5.xlarge", "FI_PROVIDER", &from) == NULL);
+    CHECK(env_of(s, "Standard_ND96isr_H100_v5", "FI_PROVIDER", &from) ==
+          NULL);
+    CHECK(env_of(s, "a3-ultragpu-8g", "FI_PROVIDER", &from) == NULL);
+    /* Printed as the setting, not into the rows: it reads back the same. */
+    first = snapshot_print(s);
+    CHECK(first != NULL && strstr(first, "envProfile: legacy-efa\n"));
+    b = first ? load(first, &err) : NULL;
+    second = b ? snapshot_print(b) : NULL;
+    CHECK_STR(first, second);
+    free(first);
+    free(second);
+    snapshot_unref(b);
+    snapshot_unref(s);
+
+    /* A row's own variable wins over the profile's of the same name. */
+    snprintf(text, sizeof(text),
+             PROFILE_HEAD "envProfile: old\ninstanceTypes:\n" TYPE_P4D,
+             "true");
+    s = load(text, &err);
+    CHECK(s != NULL);
+    if (s == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        return;
+    }
+    CHECK_STR(env_of(s, "p4d.24xlarge", "FI_EFA_USE_DEVICE_RDMA", &from),
+              "1");
+    CHECK(from == NULL);
+    CHECK_STR(env_of(s, "p4d.24xlarge", "NCCL_DEBUG", &from), "INFO");
+    CHECK_STR(from, "old");
+    CHECK_STR(env_of(s, "p3.2xlarge", "NCCL_DEBUG", &from), "INFO");
+    CHECK(env_of(s, "p3.2xlarge", "FI_PROVIDER", &from) == NULL);
+    snapshot_unref(s);
+}
+
+static void
+test_env_profile_errors(void)
+{
+    expect_error("envProfile: old\n", 1, 13,
+                 "envProfile 'old' is not in envProfiles (or say none)");
+    expect_error("envProfiles:\n  - name: none\n    env: []\n", 2, 11,
+                 "'none' is no profile's name: it turns profiles off");
+    expect_error("envProfiles:\n  - name: x\n    env:\n"
+                 "      - {name: FI_PROVIDER, value: efa, rows: all, "
+                 "versions: a, source: b, why: c}\n",
+                 4, 9, "FI_PROVIDER is for EFA rows only (rows: efa or "
+                       "efa-gdr)");
+    expect_error("envProfiles:\n  - name: x\n    env:\n"
+                 "      - {name: FI_EFA_USE_DEVICE_RDMA, value: \"1\", "
+                 "rows: efa, versions: a, source: b, why: c}\n",
+                 4, 9, "FI_EFA_USE_DEVICE_RDMA goes only to rows with EFA "
+                       "and GPUDirect RDMA (rows: efa-gdr)");
+    expect_error("envProfiles:\n  - name: x\n    env:\n"
+                 "      - {name: A, value: b, rows: some, versions: a, "
+                 "source: b, why: c}\n",
+                 4, 35, "rows must be all, efa or efa-gdr, not 'some'");
+    expect_error("envProfiles:\n  - name: x\n    env:\n"
+                 "      - {name: A, value: b, rows: all, why: c}\n",
+                 4, 9, "an env entry needs 'versions'");
+    expect_error("envProfiles:\n  - name: x\n    env: []\n"
+                 "  - name: x\n    env: []\n",
+                 4, 11, "env profile 'x' listed twice");
+    /* A row's own entry carries its versions and source, and no rows. */
+    expect_error("instanceTypes:\n  - name: p4d.24xlarge\n"
+                 "    accelerator: A100\n    resource: nvidia.com/gpu\n"
+                 "    count: 8\n    memory: 40Gi\n"
+                 "    interconnect: nvswitch\n    efa: 4\n"
+                 "    gpuDirectRDMA: true\n    hostMemory: 1152Gi\n"
+                 "    shm: 144Gi\n"
+                 "    env: [{name: A, value: b, why: c, source: d}]\n",
+                 12, 11, "an env entry needs 'versions'");
+    expect_error("instanceTypes:\n  - name: p4d.24xlarge\n"
+                 "    accelerator: A100\n    resource: nvidia.com/gpu\n"
+                 "    count: 8\n    memory: 40Gi\n"
+                 "    interconnect: nvswitch\n    efa: 4\n"
+                 "    gpuDirectRDMA: true\n    hostMemory: 1152Gi\n"
+                 "    shm: 144Gi\n"
+                 "    env: [{name: A, value: b, why: c, versions: v, "
+                 "source: d, rows: all}]\n",
+                 12, 63, "unknown key 'rows' in an env entry");
+}
+/* END env-profiles */
+
 /*
  * frameworks: each switch defaults to warn, merges key by key over the
  * embedded policy, prints only where it differs from warn, and reads
@@ -708,6 +851,8 @@ main(void)
     test_overlay_settings();
     test_overlay_whole_files();
     test_overlay_errors();
+    test_env_profiles();
+    test_env_profile_errors();
     test_frameworks();
     CHECK_DONE();
 }
