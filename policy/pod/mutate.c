@@ -872,7 +872,7 @@ mutate_launcher_env(const cJSON *c, const char *cpath, const struct target *t,
     const char *have = pod_env_value(c, LAUNCHER_ENV_LIST);
     const char *conflict = list_conflict(c);
     struct target lt = *t;
-    struct env_var list = {LAUNCHER_ENV_LIST, NULL, NULL};
+    struct env_var list = {.name = LAUNCHER_ENV_LIST};
     struct strbuf names = {0};
     int rc;
 

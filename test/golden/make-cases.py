@@ -3325,12 +3325,13 @@ def _(n):
     return r
 
 
-# Warn mode keeps the user's own NCCL_P2P_LEVEL, NUL and all: the patch
-# adds the others and leaves it.
-@case("nul-user-env-kept-warn", args="--mode warn")
+# Warn mode keeps the user's own FI_EFA_USE_DEVICE_RDMA, NUL and all
+# (legacy-efa profile on): the patch adds the others and leaves it.
+@case("nul-user-env-kept-warn", args="--mode warn",
+      policy=POLICY_HEAD + LEGACY_EFA)
 def _(n):
-    return tj_2x8(n, user_env=[{"name": "NCCL_P2P_LEVEL",
-                                "value": "NVL\x00"}])
+    return tj_2x8(n, user_env=[{"name": "FI_EFA_USE_DEVICE_RDMA",
+                                "value": "1\x00"}])
 
 
 # --------------------------------------------------------------- writing

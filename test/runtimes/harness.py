@@ -377,6 +377,14 @@ def run_object(rep, what, obj, patched, runtimes, texts, tmp, torch_jobs,
             found += 1
             label = "%s: %s (%s)" % (what, p.label, ln.where)
             env = dict(p.env, **ln.env_add)
+            nul = sorted(k for k, v in env.items() if "\0" in str(v))
+            if nul:
+                # execve() takes NUL-terminated strings: no process can
+                # be given this env, on the node or here.
+                rep.skip(("mpi " if ln.kind == "mpi" else "torch ") + label,
+                         "env %s holds NUL, which no process env can"
+                         % ", ".join(nul))
+                continue
             if ln.kind == "mpi":
                 hosts = p.hosts
                 guessed = False
