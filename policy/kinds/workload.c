@@ -239,8 +239,8 @@ holds(const char *s, const char *word)
     return s && strcasestr(s, word) != NULL;
 }
 
-static bool
-is_channel_claim(const cJSON *claim)
+bool
+workload_channel_claim(const cJSON *claim)
 {
     static const char *const fields[] = {"name", "resourceClaimTemplateName",
                                          "resourceClaimName"};
@@ -263,7 +263,7 @@ has_channel_claim(const cJSON *pod)
 
     cJSON_ArrayForEach(claim, spec_field(pod, "resourceClaims"))
     {
-        if (is_channel_claim(claim))
+        if (workload_channel_claim(claim))
             return true;
     }
     return false;

@@ -92,4 +92,10 @@ long workload_world(const struct workload *w);
 
 const char *owner_name(enum owner owner);
 
+/*
+ * Whether an entry of a pod's spec.resourceClaims is a ComputeDomain's
+ * IMEX channel, by its names (workload.c says why names are all there is).
+ */
+bool workload_channel_claim(const cJSON *claim);
+
 #endif

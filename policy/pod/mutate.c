@@ -257,6 +257,11 @@ warn_nic_hold(const struct target *t, struct decision *d)
                              "not every node this pod can land on has %s "
                              "in allocatable: topogate adds none",
                              t->nic);
+    case NIC_CLAIM:
+        return decision_warn(d,
+                             "DRA claim '%s' may give the pod its NICs: "
+                             "topogate adds no %s",
+                             t->nic_why, t->nic);
     case NIC_FREE:
         break;
     }
@@ -736,6 +741,7 @@ static bool
 uses_rdma(const struct workload *w, const struct target *t, long efa)
 {
     return efa > 0 || t->nic_hold == NIC_OTHER || t->nic_hold == NIC_HOST ||
+           t->nic_hold == NIC_CLAIM ||
            (t->nic_annotation && !one_pod_job(w));
 }
 

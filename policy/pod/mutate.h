@@ -24,6 +24,7 @@ enum nic_hold {
     NIC_OTHER, /* the pod asks for an RDMA resource under another name */
     NIC_HOST,  /* a hostNetwork pod that reaches the host's RDMA NICs */
     NIC_NODES, /* not every node it can land on advertises t->nic */
+    NIC_CLAIM, /* a DRA claim that may be its NICs, and no node says not */
 };
 
 /* What every candidate instance type agrees on; -1/NULL where they don't. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "policy/k8s/pod.h"
+#include "policy/kinds/workload.h"
 #include "policy/table/table.h"
 
 /* A row's env, its profile's included, fits the target's list whole. */
@@ -23,9 +24,10 @@ _Static_assert(TABLE_MAX_ENV <= TARGET_MAX_ENV,
 /*
  * An RDMA resource (table_rdma_class()) the pod asks for under a name
  * other than nic, in the limits or requests of any container; or NULL.
+ * With same, nic itself, where the pod asks for it.
  */
 static const char *
-rdma_asked(const cJSON *pod, const char *nic)
+rdma_asked(const cJSON *pod, const char *nic, bool same)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     static const char *const maps[] = {"limits", "requests"};
@@ -38,7 +40,9 @@ rdma_asked(const cJSON *pod, const char *nic)
             for (size_t k = 0; k < 2; k++) {
                 cJSON_ArrayForEach(r, json_get(res, maps[k]))
                 {
-                    if (r->string && strcmp(r->string, nic) != 0 &&
+                    if (r->string && same && strcmp(r->string, nic) == 0)
+                        return r->string;
+                    if (r->string && !same && strcmp(r->string, nic) != 0 &&
                         table_rdma_class(r->string) != RDMA_NONE)
                         return r->string;
                 }
@@ -76,18 +80,46 @@ host_rdma(const cJSON *spec)
     return NULL;
 }
 
+/*
+ * A DRA claim other than a ComputeDomain channel: on clusters where NICs
+ * are DRA devices (AWS's EFA DRA driver, DRANET) the claim gives them and
+ * the node has no NIC resource to ask. The pod alone does not say which
+ * devices a claim's template asks for; the claim's name, or NULL.
+ */
+static const char *
+other_claim(const cJSON *spec)
+{
+    const cJSON *claim;
+
+    cJSON_ArrayForEach(claim, json_get(spec, "resourceClaims"))
+    {
+        if (!workload_channel_claim(claim))
+            return json_string(claim, "name") ? json_string(claim, "name")
+                                              : "(unnamed)";
+    }
+    return NULL;
+}
+
 void
 nics_narrow(struct target *t, const cJSON *pod, long fewest)
 {
     if (t->nic == NULL || t->efa == 0)
         return;
     t->efa_held = t->efa;
-    if ((t->nic_why = rdma_asked(pod, t->nic)) != NULL) {
+    if ((t->nic_why = rdma_asked(pod, t->nic, false)) != NULL) {
         t->nic_hold = NIC_OTHER;
         return;
     }
     if ((t->nic_why = host_rdma(json_get(pod, "spec"))) != NULL) {
         t->nic_hold = NIC_HOST;
+        return;
+    }
+    /* Nodes that all advertise t->nic have it from a device plugin, as
+     * has a pod that asks for it; else a claim may be the NICs. */
+    if (fewest <= 0 && !rdma_asked(pod, t->nic, true) &&
+        (t->nic_why = other_claim(json_get(pod, "spec"))) != NULL) {
+        t->nic_hold = NIC_CLAIM;
+        t->efa = 0;
         return;
     }
     if (fewest < 0)

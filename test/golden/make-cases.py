@@ -938,6 +938,20 @@ def _(n):
 RDMA_CLAIM = [{"name": "rdma", "resourceClaimTemplateName": "default-rdma"}]
 
 
+# NICs as DRA devices (AWS's EFA DRA driver, DRANET): a claim other than
+# a channel may be the pod's NICs, and such nodes have no EFA resource.
+# Without nodes that advertise it, none is added; with them, it is.
+@case("dra-rdma-claim-no-efa-added")
+def _(n):
+    return tj_2x8(n, resource_claims=RDMA_CLAIM)
+
+
+@case("view-dra-rdma-claim-nodes-have-efa-added",
+      args="--nodes test/nodes/eks-p4d-p5-g5.yaml")
+def _(n):
+    return tj_2x8(n, resource_claims=RDMA_CLAIM)
+
+
 @case("gb200-rdma-claim-only-fragmented-deny")
 def _(n):
     # A DRA claim that is not a ComputeDomain channel (a DRANET NIC, as in
