@@ -118,7 +118,15 @@ until_verdict() {
 	not_ok "$1" "still '$VERDICT'"
 }
 
-if ! start_server --kubeconfig "$TMP/kubeconfig"; then
+# The policy of the TrainJob golden case below (it turns the legacy-efa
+# env profile on), composed as test/golden/run.sh composes it.
+GOLD=$ROOT/test/golden/cases/job-trainjob-mpi-runtime-launcher-env-mutate
+{
+	cat "$GOLD.policy"
+	sed -n '/^instanceTypes:/,$p' "$ROOT/deploy/policy.yaml"
+} >"$TMP/policy.yaml"
+
+if ! start_server --kubeconfig "$TMP/kubeconfig" --policy "$TMP/policy.yaml"; then
 	not_ok "serve --kubeconfig" "did not become ready: $(tail -5 "$TMP/server.log")"
 	finish view
 fi
@@ -131,7 +139,6 @@ until_verdict "no node of the group yet: allowed, and it says so" \
 # A TrainJob naming a runtime the view learnt: the same answer as the
 # golden case that gets the runtime from a file (the view is rebuilt at
 # most once a second, so it may take that long).
-GOLD=$ROOT/test/golden/cases/job-trainjob-mpi-runtime-launcher-env-mutate
 for _ in $(seq 1 50); do
 	curl -s --max-time 5 --cacert "$TMP/tls.crt" \
 		-H 'Content-Type: application/json' --data-binary "@$GOLD.in.json" \
