@@ -45,22 +45,26 @@ kubelist_free(struct kubelist *l)
     strbuf_free(&l->item);
 }
 
+/* Appends to sb unless it would pass max bytes; -1 then or out of memory. */
+static int
+bounded_add(struct strbuf *sb, size_t max, const char *p, size_t n)
+{
+    if (sb->len + n > max)
+        return -1;
+    strbuf_add(sb, p, n);
+    return sb->failed ? -1 : 0;
+}
+
 static int
 rest_add(struct kubelist *l, const char *p, size_t n)
 {
-    if (l->rest.len + n > l->rest_max)
-        return -1;
-    strbuf_add(&l->rest, p, n);
-    return l->rest.failed ? -1 : 0;
+    return bounded_add(&l->rest, l->rest_max, p, n);
 }
 
 static int
 item_add(struct kubelist *l, const char *p, size_t n)
 {
-    if (l->item.len + n > l->item_max)
-        return -1;
-    strbuf_add(&l->item, p, n);
-    return l->item.failed ? -1 : 0;
+    return bounded_add(&l->item, l->item_max, p, n);
 }
 
 static bool

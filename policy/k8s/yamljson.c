@@ -496,18 +496,15 @@ record(struct unsetter *u, const struct ynode *n, bool key)
     return true;
 }
 
-/* Appends ".key", or "[index]" when key is NULL; returns the old length,
- * to cut back to. */
-static size_t
-push(struct unsetter *u, const char *key, size_t index)
+size_t
+yaml_path_push(char *path, size_t size, const char *key, size_t index)
 {
-    size_t used = strlen(u->path);
+    size_t used = strlen(path);
 
     if (key)
-        snprintf(u->path + used, sizeof(u->path) - used, "%s%s",
-                 used ? "." : "", key);
+        snprintf(path + used, size - used, "%s%s", used ? "." : "", key);
     else
-        snprintf(u->path + used, sizeof(u->path) - used, "[%zu]", index);
+        snprintf(path + used, size - used, "[%zu]", index);
     return used;
 }
 
@@ -535,7 +532,7 @@ unset(struct unsetter *u, const struct ynode *n, cJSON *json, bool decisive)
             if (strcmp(key->scalar, "command") == 0 ||
                 strcmp(key->scalar, "args") == 0)
                 continue;
-            used = push(u, key->scalar, 0);
+            used = yaml_path_push(u->path, sizeof(u->path), key->scalar, 0);
             if (value->kind == YNODE_SCALAR) {
                 if ((decisive || decisive_under(key->scalar, value)) &&
                     has_placeholder(value->scalar) && record(u, value, false))
@@ -550,7 +547,7 @@ unset(struct unsetter *u, const struct ynode *n, cJSON *json, bool decisive)
     }
     for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n_items; i++) {
         const struct ynode *item = n->items[i];
-        size_t used = push(u, NULL, i);
+        size_t used = yaml_path_push(u->path, sizeof(u->path), NULL, i);
 
         if (item->kind == YNODE_SCALAR) {
             cJSON *null;

@@ -56,4 +56,11 @@ struct yaml_placeholder {
 size_t yaml_unset_placeholders(const struct ynode *doc, cJSON *obj,
                                struct yaml_placeholder *out, size_t max);
 
+/*
+ * Appends ".key" (or "key" at the start), or "[index]" when key is NULL,
+ * to the path in a buffer of size bytes, cut where it is full; returns
+ * the old length, to cut back to.
+ */
+size_t yaml_path_push(char *path, size_t size, const char *key, size_t index);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy/k8s/yamljson.h"
 #include "policy/k8s/yamlresolve.h"
 
 /* What a node holds, as the API's Go types read it. */
@@ -151,20 +152,6 @@ check_scalar(struct walk *w, const struct ynode *n, enum want want)
 static bool walk(struct walk *w, const struct ynode *n, const char *key,
                  enum want want);
 
-/* Appends ".key", or "[index]" when key is NULL; the old length. */
-static size_t
-push(struct walk *w, const char *key, size_t index)
-{
-    size_t used = strlen(w->path);
-
-    if (key)
-        snprintf(w->path + used, sizeof(w->path) - used, "%s%s",
-                 used ? "." : "", key);
-    else
-        snprintf(w->path + used, sizeof(w->path) - used, "[%zu]", index);
-    return used;
-}
-
 static bool
 walk_map(struct walk *w, const struct ynode *n, const char *key,
          enum want want)
@@ -202,7 +189,7 @@ walk_map(struct walk *w, const struct ynode *n, const char *key,
              want == WANT_EXPRESSIONS))
             child = member_want(key, k->scalar); /* e.g. a container's
                                                     resources, command */
-        used = push(w, k->scalar, 0);
+        used = yaml_path_push(w->path, sizeof(w->path), k->scalar, 0);
         hit = walk(w, v, k->scalar, child);
         w->path[used] = '\0';
         if (hit)
@@ -220,7 +207,7 @@ walk(struct walk *w, const struct ynode *n, const char *key, enum want want)
     if (n->kind == YNODE_MAP)
         return walk_map(w, n, key, want);
     for (size_t i = 0; i < n->n_items; i++) {
-        size_t used = push(w, NULL, i);
+        size_t used = yaml_path_push(w->path, sizeof(w->path), NULL, i);
         /* A list's items: strings, or the items of a typed list. */
         enum want item = want == WANT_STRING_LIST ? WANT_STRING
                          : want == WANT_NAMED_LIST || want == WANT_TOLERATIONS ||
