@@ -3,6 +3,7 @@
 #include "policy/k8s/yamlresolve.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -82,7 +83,9 @@ float_key(double f, char *out, size_t size)
     int digits = 1, exp;
     char e[40];
 
-    if (isnan(f) || isinf(f)) {
+    /* Past FLT_MAX the float32 it is printed as is infinite too, and
+     * "%e" of an infinity has no 'e' to read the exponent after. */
+    if (isnan(f) || isinf(f) || fabs(f) > FLT_MAX) {
         snprintf(out, size, "%s", isnan(f) ? ".nan" : f > 0 ? ".inf" : "-.inf");
         return;
     }
