@@ -11,61 +11,9 @@
 
 #include "policy/k8s/match.h"
 #include "test/unit/check.h"
+#include "test/unit/node_fit.h"
 
 #define CASES "test/sched/upstream-cases.json"
-#define MAX 16
-
-static int
-label_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct label *)a)->key,
-                  ((const struct label *)b)->key);
-}
-
-static bool
-schedules(const struct taint *t)
-{
-    return strcmp(t->effect, "NoSchedule") == 0 ||
-           strcmp(t->effect, "NoExecute") == 0;
-}
-
-static const char *
-str(const cJSON *o, const char *key)
-{
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-static bool
-fits(const cJSON *pod, const cJSON *node)
-{
-    struct label labels[MAX];
-    struct taint taints[MAX];
-    size_t n_labels = 0, n_taints = 0;
-    const cJSON *it;
-    struct match m;
-    bool ok;
-
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(node, "labels"))
-    {
-        CHECK(n_labels < MAX);
-        labels[n_labels++] = (struct label){it->string, it->valuestring};
-    }
-    qsort(labels, n_labels, sizeof(labels[0]), label_cmp);
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(node, "taints"))
-    {
-        CHECK(n_taints < MAX);
-        /* A Go Taint's zero Value is "". */
-        taints[n_taints++] = (struct taint){
-            str(it, "key"), str(it, "value") ? str(it, "value") : "",
-            str(it, "effect")};
-    }
-    CHECK(match_parse(pod, &m) == 0);
-    ok = match_node(&m, &(struct label_set){labels, n_labels},
-                    str(node, "name") ? str(node, "name") : "", NULL) &&
-         match_untolerated(&m, taints, n_taints, schedules, NULL, 0) == NULL;
-    match_free(&m);
-    return ok;
-}
 
 int
 main(void)
@@ -87,16 +35,17 @@ main(void)
     CHECK(doc != NULL);
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
     {
-        if (str(c, "skip")) {
+        if (node_fit_str(c, "skip")) {
             skipped++;
             continue;
         }
         bool want = cJSON_IsTrue(cJSON_GetObjectItem(c, "want"));
-        bool got =
-            fits(cJSON_GetObjectItem(c, "pod"), cJSON_GetObjectItem(c, "node"));
+        bool got = node_fits(cJSON_GetObjectItem(c, "pod"),
+                             cJSON_GetObjectItem(c, "node"), true);
         if (got != want)
-            fprintf(stderr, "%s %s '%s': want %d, got %d\n", str(c, "source"),
-                    str(c, "test"), str(c, "name"), want, got);
+            fprintf(stderr, "%s %s '%s': want %d, got %d\n",
+                    node_fit_str(c, "source"), node_fit_str(c, "test"),
+                    node_fit_str(c, "name"), want, got);
         CHECK_INT(got, want);
         run++;
     }
