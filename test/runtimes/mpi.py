@@ -29,8 +29,7 @@ changes, and why:
 
 import os
 import re
-import subprocess
-
+import ranks
 from shellcmd import Unresolved
 
 # Open MPI 4.1 mpirun options that take values (`mpirun --help all`).
@@ -243,44 +242,10 @@ def local_run(words, env, hosts, here, tmp):
     return plan
 
 
-def read_ranks(d):
-    """{rank: {"env": {...}, key: value...}} from the rank.N files the
-    stand-in programs write."""
-    ranks = {}
-    for name in os.listdir(d) if os.path.isdir(d) else []:
-        m = re.fullmatch(r"rank\.(\d+)", name)
-        if not m:
-            continue
-        r = ranks[int(m.group(1))] = {"env": {}}
-        with open(os.path.join(d, name), errors="replace") as f:
-            for line in f.read().splitlines():
-                kind, _, rest = line.partition(" ")
-                if kind == "rank":
-                    for kv in rest.split():
-                        k, _, v = kv.partition("=")
-                        r[k] = v
-                elif kind == "env":
-                    k, eq, v = rest.partition("=")
-                    if eq:
-                        r["env"][k] = v
-    return ranks
-
-
-class Result:
-    """What a run showed: rc, ranks {rank: {"size", "host", "env"}}, the
-    world sizes the ranks printed, and its output."""
-
-    def __init__(self, rc, out, err, ranks):
-        self.rc = rc
-        self.out = out
-        self.err = err
-        self.ranks = ranks
-        self.sizes = {r.get("size", "none") for r in self.ranks.values()}
-
+class Result(ranks.Result):
     def error_lines(self, n=14):
-        lines = [ln for ln in (self.err + "\n" + self.out).splitlines()
-                 if ln.strip() and not set(ln.strip()) <= set("-")]
-        return lines[:n]
+        return [ln for ln in self.lines()
+                if not set(ln.strip()) <= set("-")][:n]
 
 
 def run(plan, tmp, limit=30):
@@ -288,14 +253,7 @@ def run(plan, tmp, limit=30):
         f.write(plan.hostfile)
     out = os.path.join(tmp, "ranks")
     os.makedirs(out, exist_ok=True)
-    try:
-        p = subprocess.run(["timeout", "-k", "3", str(limit)] + plan.argv +
-                           [out], env=plan.env, cwd=tmp, capture_output=True,
-                           timeout=limit + 10)
-    except subprocess.TimeoutExpired:
-        return Result(124, "", "harness: mpirun did not finish", {})
-    return Result(p.returncode, p.stdout.decode(errors="replace"),
-                  p.stderr.decode(errors="replace"), read_ranks(out))
+    return ranks.launch(plan, tmp, out, limit, 3, Result, "mpirun")
 
 
 def check(plan, res, claims, world_claim=None):

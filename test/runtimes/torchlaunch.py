@@ -32,7 +32,7 @@ import socket
 import subprocess
 import tempfile
 
-from mpi import read_ranks
+import ranks
 from shellcmd import Unresolved
 
 VALUE_OPTS = {
@@ -194,30 +194,15 @@ def local_run(item, cfg, here):
     return Plan(argv, env, cfg["nproc"], notes)
 
 
-class Result:
-    def __init__(self, rc, out, err, ranks):
-        self.rc = rc
-        self.out = out
-        self.err = err
-        self.ranks = ranks
-
+class Result(ranks.Result):
     def error_lines(self, n=12):
-        lines = [ln for ln in (self.err + "\n" + self.out).splitlines()
-                 if ln.strip() and "OMP_NUM_THREADS" not in ln and
-                 not set(ln.strip()) <= {"*"}]
-        return lines[-n:]
+        return [ln for ln in self.lines() if "OMP_NUM_THREADS" not in ln and
+                not set(ln.strip()) <= {"*"}][-n:]
 
 
 def run(plan, tmp, limit=90):
     out = tempfile.mkdtemp(dir=tmp, prefix="torch.")
-    try:
-        p = subprocess.run(["timeout", "-k", "5", str(limit)] + plan.argv +
-                           [out], env=plan.env, cwd=tmp, capture_output=True,
-                           timeout=limit + 15)
-    except subprocess.TimeoutExpired:
-        return Result(124, "", "harness: torchrun did not finish", {})
-    return Result(p.returncode, p.stdout.decode(errors="replace"),
-                  p.stderr.decode(errors="replace"), read_ranks(out))
+    return ranks.launch(plan, tmp, out, limit, 5, Result, "torchrun")
 
 
 def check(plan, res, claims):
