@@ -128,5 +128,6 @@ echo "ok - layout: every include of $(printf '%s\n' "$folders" | wc -l)" \
 	"folders stays within what its README allows"
 
 # Every citation of a doc's section in the tree, and every source key of
-# docs/facts/, resolves; links.py proves it fails on a broken one.
+# docs/facts/ and the tables, resolves; links.py proves it fails on a
+# broken one.
 /usr/bin/python3 "$(dirname "$self")/links.py"

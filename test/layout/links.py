@@ -13,8 +13,11 @@ spaces turned into `-`, and `-1`, `-2` added to repeats. A link that
 leaves the tree (http:, mailto:) or points at a file that is not
 Markdown is not checked here.
 
-Every source key (`[KRP]`) used on a page of docs/facts/ must also have
-its entry in docs/facts/sources.md (a list item starting with the key).
+Every source key (`[KRP]`) used on a page of docs/facts/, in
+deploy/policy.yaml, in policy/table/, test/unit/cases/ or test/nodes/
+must also have its entry in docs/facts/sources.md (a list item starting
+with the key), unless the file that uses it defines it in place
+(`[KEY] = owner/repo ...`, or the key followed by a URL).
 
 With ROOT, that tree is checked instead of this one; without it, the
 check also proves on a scratch tree that it fails on a broken anchor.
@@ -138,7 +141,37 @@ def check(root):
                         count += 1
                         if k not in defined:
                             bad(p, n, "[%s] has no entry in docs/facts/sources.md" % k)
+        for p in table_files(root):
+            with open(p, encoding="utf-8") as f:
+                text = f.read()
+            for n, line in enumerate(text.splitlines(), 1):
+                for k in KEY.findall(line):
+                    count += 1
+                    if k not in defined and not defined_in_place(text, k):
+                        bad(p, n, "[%s] has no entry in docs/facts/sources.md "
+                            "and no source where it is used" % k)
     return fails, count
+
+
+def table_files(root):
+    """The files whose source keys must resolve: the policy file, the C
+    tables, the data-file test cases and the test clusters."""
+    for rel in ("deploy/policy.yaml", "policy/table",
+                "test/unit/cases", "test/nodes"):
+        p = os.path.join(root, rel)
+        if os.path.isfile(p):
+            yield p
+        elif os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                if name.endswith((".c", ".h", ".json", ".yaml")):
+                    yield os.path.join(p, name)
+
+
+def defined_in_place(text, key):
+    """A key the file defines itself: `[KEY] = owner/repo ...`, or `[KEY]`
+    followed (on its comment's next line, maybe) by a URL."""
+    return re.search(r"\[%s\](?:\s*=\s*[A-Za-z0-9_.-]+/|\s*(?:\n\s*#)?\s*https?://)"
+                     % re.escape(key), text) is not None
 
 
 def self_test(script):
@@ -159,12 +192,17 @@ def self_test(script):
             f.write("/* %s#trainer-v3 */\n" % page)
         with open(os.path.join(tmp, "docs", "facts", "a.md"), "a") as f:
             f.write("Another [K2].\n")
+        os.makedirs(os.path.join(tmp, "deploy"))
+        with open(os.path.join(tmp, "deploy", "policy.yaml"), "w") as f:
+            f.write("# [K1][K3], and [K4] = some/repo path\n")
         out = subprocess.run([sys.executable, script, tmp],
                              capture_output=True, text=True)
         if out.returncode == 0 or "x.c:2: %s#trainer-v3" % page not in out.stdout:
             return "a broken anchor went unnoticed:\n" + out.stdout
         if "[K2] has no entry" not in out.stdout:
             return "a key without a source went unnoticed:\n" + out.stdout
+        if "policy.yaml:1: [K3]" not in out.stdout or "[K4]" in out.stdout:
+            return "a policy key went unnoticed or was refused:\n" + out.stdout
     return None
 
 
