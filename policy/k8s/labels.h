@@ -1,9 +1,9 @@
 /*
  * labels.h - the label and annotation names topogate reads and writes:
- * the training operators' own constants (shared/research/
- * topology-and-kubeflow-facts.md section 2), topogate's annotations, and
- * the node label that pins an instance type. One list, so that what
- * expand.c stamps on a pod is what workload.c recognises.
+ * the training operators' own constants (docs/facts/kubeflow-pods.md),
+ * topogate's annotations, and the node label that pins an instance type.
+ * One list, so that what expand.c stamps on a pod is what workload.c
+ * recognises.
  */
 #ifndef TOPOGATE_LABELS_H
 #define TOPOGATE_LABELS_H

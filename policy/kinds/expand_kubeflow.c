@@ -1,7 +1,8 @@
 /*
  * expand_kubeflow.c - PyTorchJob (Training Operator v1) and MPIJob
  * (mpi-operator v2beta1) into pods, with the labels and env their
- * controllers add (shared/research/topology-and-kubeflow-facts.md 2.1).
+ * controllers add (docs/facts/kubeflow-pods.md#training-operator-v1 and
+ * docs/facts/kubeflow-pods.md#mpi-operator-v2).
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /*
  * expand_trainjob.c - a Trainer v2 TrainJob into the pods of its JobSet
- * (shared/research/topology-and-kubeflow-facts.md 2.2): the runtime's
+ * (docs/facts/kubeflow-pods.md#trainer-v2 and
+ * docs/facts/kubeflow-pods.md#trainjob-spec): the runtime's
  * replicated jobs, the trainer's fields on the "node" container, then the
  * user's overrides in whichever of the three API shapes they used:
  * podSpecOverrides (v2.0), podTemplateOverrides (v2.1), runtimePatches

@@ -3,8 +3,8 @@
  * first (workload_read() takes the first row whose marks a pod carries).
  *
  * The marks are the controllers' own labels and env (policy/k8s/labels.h;
- * shared/research/topology-and-kubeflow-facts.md section 2), the ones the
- * expanders stamp on the pods they build.
+ * docs/facts/kubeflow-pods.md), the ones the expanders stamp on the pods
+ * they build.
  */
 #include "policy/kinds/kinds.h"
 

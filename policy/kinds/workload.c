@@ -2,7 +2,7 @@
  * workload.c - recognising Kubeflow training pods and their job shape.
  *
  * Labels and env names are the operators' own constants (see
- * shared/research/topology-and-kubeflow-facts.md section 2).
+ * docs/facts/kubeflow-pods.md).
  */
 #include "policy/kinds/workload.h"
 

@@ -118,7 +118,7 @@ static const struct rdma_name rdma_slot_names[] = {
     {"*shared*",
      "any shared plugin's name (the Network Operator's example is "
      "rdma/rdma_shared_device_a)",
-     "shared/research/cluster-view-facts.md 1.6"},
+     "docs/facts/node-labels.md#on-prem"},
     {"nvidia.com/mlnxnics", "OCI OKE GB200: shared HCAs",
      "NVIDIA/aicr NCCL validator, supportedNCCLCombinations"},
 };

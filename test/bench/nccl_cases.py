@@ -7,7 +7,7 @@ pods get, and the NCCL environment. Pods are emulated on one host:
   with --nproc_per_node = GPUs): every rank sees every GPU.
 - layout "split": one pod per GPU: each rank sees only its own GPU
   (CUDA_VISIBLE_DEVICES) and NCCL_P2P_DISABLE=1 stands in for the device
-  nodes a real pod lacks (as in ../shared/research/nccl-layouts-measured.md).
+  nodes a real pod lacks (as in docs/facts/nccl-efa-shm.md#measured-split-cost).
 - shm (what /dev/shm is, from each rank's side):
   "host"         the host's /dev/shm, as hostIPC gives a pod that mounts
                  nothing at /dev/shm (containerd CRI, linuxContainerMounts in

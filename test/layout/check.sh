@@ -126,3 +126,8 @@ if ! grep -q 'webhook/stray.c: #include "json/jsonarena.h": outside json/ only' 
 fi
 echo "ok - layout: every include of $(printf '%s\n' "$folders" | wc -l)" \
 	"folders stays within what its README allows"
+
+# Every citation of a doc's section in the tree, and every source key of
+# docs/facts/ and the tables, resolves; links.py proves it fails on a
+# broken one.
+/usr/bin/python3 "$(dirname "$self")/links.py"

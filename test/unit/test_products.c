@@ -1,7 +1,7 @@
 /*
  * The GPU-product table of the embedded policy against
  * test/unit/cases/gpu-products.json: named cases written from
- * shared/research/cluster-view-facts.md (sections 1.2-1.4 and 2), each a
+ * docs/facts/node-labels.md and docs/facts/gpu-products.md, each a
  * node label value and GPU count, and the product and interconnect they
  * must give ("unknown" where the product alone does not say).
  */

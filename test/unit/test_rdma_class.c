@@ -2,7 +2,7 @@
  * table_rdma_class() against test/unit/cases/rdma-resources.json: named
  * cases, each an extended resource name and what it is (an RDMA NIC, a
  * shared plugin's slot, or neither), written from
- * shared/research/cluster-view-facts.md 1.5-1.7 and platform-facts.md.
+ * docs/facts/node-labels.md#rdma-nic-resources.
  */
 #include <stdio.h>
 #include <stdlib.h>
