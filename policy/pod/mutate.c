@@ -121,11 +121,13 @@ target_agree(const struct instance_type *const *types, size_t n,
     t->efa = first->efa;
     t->nic = type_nic_resource(first);
     t->nic_annotation = first->nic_annotation;
+    t->nics_need_evidence = first->nics_need_evidence;
     t->shm = first->shm;
     t->shm_bytes = first->shm_bytes;
     for (size_t i = 1; i < n; i++) {
         if (types[i]->count != t->gpus)
             t->gpus = -1;
+        t->nics_need_evidence |= types[i]->nics_need_evidence;
         const char *nic = type_nic_resource(types[i]);
         if (types[i]->efa != t->efa || (nic == NULL) != (t->nic == NULL) ||
             (nic && strcmp(nic, t->nic) != 0))
@@ -237,9 +239,10 @@ mutate_efa_after(const struct workload *w, const struct target *t,
     return in->efa ? efa_share(w, t) : w->efa;
 }
 
-/* Why nics_narrow() held the NICs back, in one warning. */
+/* Why nics_narrow() held the NICs back, in one warning; held is the
+ * share the pod would have had. */
 static int
-warn_nic_hold(const struct target *t, struct decision *d)
+warn_nic_hold(const struct target *t, long held, struct decision *d)
 {
     switch (t->nic_hold) {
     case NIC_OTHER:
@@ -262,6 +265,17 @@ warn_nic_hold(const struct target *t, struct decision *d)
                              "DRA claim '%s' may give the pod its NICs: "
                              "topogate adds no %s",
                              t->nic_why, t->nic);
+    case NIC_UNSEEN:
+        /* Two warnings: each fits WARNING_MAX. */
+        if (decision_warn(d,
+                          "%s (nicsNeedEvidence): no node known here "
+                          "advertises %s: topogate adds none",
+                          t->name, t->nic) < 0)
+            return -1;
+        return decision_warn(d,
+                             "ask for %s: %ld where the nodes have it, else "
+                             "use hostNetwork with /dev/infiniband",
+                             t->nic, held);
     case NIC_FREE:
         break;
     }
@@ -279,10 +293,10 @@ patch_efa(const cJSON *containers, const struct workload *w,
     int i = 0;
 
     /* Said only where the pod would have had some. */
-    if (t->nic_hold != NIC_FREE)
-        return share_of(w, t, t->efa_held) > 0 && main_i >= 0
-                   ? warn_nic_hold(t, d)
-                   : 0;
+    if (t->nic_hold != NIC_FREE) {
+        long held = share_of(w, t, t->efa_held);
+        return held > 0 && main_i >= 0 ? warn_nic_hold(t, held, d) : 0;
+    }
     if (t->efa < 0)
         return decision_warn(d, "the types this pod can land on differ in "
                                 "RDMA NICs: none patched; pin one type");

@@ -91,6 +91,8 @@ row_from_type(const struct instance_type *t, const struct node_kind *k,
         r->row.efa = nic_count(k, nic) > 0 ? t->efa : 0;
     else if (nic)
         r->row.efa = (int)nic_count(k, nic);
+    /* The nodes' count is the evidence nicsNeedEvidence asks for. */
+    r->row.nics_need_evidence = false;
     return true;
 }
 

@@ -357,6 +357,13 @@ check_type(const struct ynode *n, const struct instance_type *t,
                     t->name);
         return -1;
     }
+    if (t->nics_need_evidence && type_nic_resource(t) == NULL) {
+        ynode_error(err, n,
+                    "'%s': nicsNeedEvidence holds back a NIC resource, and "
+                    "the row has none (efa: 0 or nicAnnotation)",
+                    t->name);
+        return -1;
+    }
     for (size_t i = 0; i < t->n_env; i++) {
         const char *name = t->env[i].name;
         const char *nic = type_nic_resource(t);
@@ -389,7 +396,7 @@ read_type(const struct ynode *n, struct instance_type *t,
         "count",      "memory",      "interconnect",
         "nvlinkGBps", "efa",         "gpuDirectRDMA",
         "hostMemory", "shm",         "env",
-        "nicResource", "nicAnnotation",
+        "nicResource", "nicAnnotation", "nicsNeedEvidence",
         NULL};
     const struct ynode *v;
     const char *what = "an instance type";
@@ -436,6 +443,9 @@ read_type(const struct ynode *n, struct instance_type *t,
     }
     if ((v = ynode_get(n, "nicAnnotation")) &&
         yamlread_string(v, "nicAnnotation", &t->nic_annotation, err) < 0)
+        return -1;
+    if ((v = ynode_get(n, "nicsNeedEvidence")) &&
+        read_bool(v, "nicsNeedEvidence", &t->nics_need_evidence, err) < 0)
         return -1;
     if ((v = ynode_get(n, "nvlinkGBps")) &&
         read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)

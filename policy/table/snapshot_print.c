@@ -184,6 +184,8 @@ put_type(struct strbuf *sb, const struct instance_type *t)
         put_string(sb, t->nic_annotation);
         strbuf_puts(sb, "\n");
     }
+    if (t->nics_need_evidence)
+        strbuf_puts(sb, "    nicsNeedEvidence: true\n");
     strbuf_printf(sb, "    gpuDirectRDMA: %s\n", yes_no(t->gpudirect_rdma));
     strbuf_printf(sb, "    hostMemory: %s\n    shm: %s\n", t->host_memory,
                   t->shm);

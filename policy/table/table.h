@@ -76,6 +76,12 @@ struct instance_type {
     int efa;
     char *nic_resource;   /* NULL: TABLE_NIC_DEFAULT; see type_nic_resource */
     char *nic_annotation; /* the pod annotation that attaches NICs, or NULL */
+    /*
+     * nicsNeedEvidence: the platform's default setup advertises no
+     * nic_resource (OCI OKE reaches its RDMA NICs by hostNetwork), so it
+     * is added only where the cluster view shows nodes that advertise it.
+     */
+    bool nics_need_evidence;
     bool gpudirect_rdma;
     char *host_memory; /* a quantity: "1152Gi" */
     char *shm;         /* /dev/shm sizeLimit to give: "144Gi" */

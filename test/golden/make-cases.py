@@ -2149,10 +2149,32 @@ def _(n):
 # OCI OKE with the Network Operator: nvidia.com/rdma-vf, 16 VFs on the
 # dual-port BM.GPU.H100.8 (oracle-quickstart/oci-hpc-oke docs/using-rdma-
 # network-interfaces-in-manifests.md). The pod that asks for them itself,
-# as that page's manifest does, is left as it is.
-@case("oci-h100-2x8-rdma-vf-mutate")
+# as that page's manifest does, is left as it is. The operator is a preview
+# option, off by default (terraform/schema.yaml), so the rows say
+# nicsNeedEvidence (issue 45): with no view, or a view of the default
+# hostNetwork nodes, no VF is added and a warning says what to do; a view
+# whose nodes advertise the VFs gets them added.
+OKE_VF_VIEW = "--nodes test/nodes/oke-h100-rdma-vf.yaml"
+OKE_HOST_VIEW = "--nodes test/nodes/oke-h100-hostnetwork.yaml"
+
+
+@case("oci-h100-2x8-no-view-no-rdma-vf-warn")
 def _(n):
     return tj_2x8(n, node_selector=it("BM.GPU.H100.8"))
+
+
+@case("view-oci-h100-2x8-vf-nodes-rdma-vf-added", args=OKE_VF_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists",
+                                "effect": "NoSchedule"}])
+
+
+@case("view-oci-h100-2x8-hostnetwork-nodes-none-added", args=OKE_HOST_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists",
+                                "effect": "NoSchedule"}])
 
 
 @case("oci-rdma-vf-16-asked-kept")

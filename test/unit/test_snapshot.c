@@ -271,6 +271,10 @@ test_nic_resources(void)
     t = snapshot_lookup(s, "BM.GPU.H100.8");
     CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/rdma-vf");
     CHECK_INT(t ? t->efa : -1, 16);
+    /* OKE's default reaches the NICs by hostNetwork: VFs need evidence. */
+    CHECK(t != NULL && t->nics_need_evidence);
+    t = snapshot_lookup(s, "Standard_ND96isr_H100_v5");
+    CHECK(t != NULL && !t->nics_need_evidence);
     /* GKE attaches its NICs by annotation: no resource to patch. */
     t = snapshot_lookup(s, "a3-megagpu-8g");
     CHECK(t != NULL && type_nic_resource(t) == NULL);
@@ -313,6 +317,13 @@ test_product_errors(void)
     expect_error(text, 2, 5,
                  "'a3-ultragpu-8g' names how its NICs attach but has none "
                  "(efa: 0)");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicAnnotation: networking.gke.io/interfaces\n"
+             "    nicsNeedEvidence: true",
+             "[]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g': nicsNeedEvidence holds back a NIC "
+                 "resource, and the row has none (efa: 0 or nicAnnotation)");
     expect_error(PRODUCT_HEAD "  - name: H200-SXM\n"
                               "    accelerator: H200\n"
                               "    labels: [H100]\n",
