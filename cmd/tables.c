@@ -167,6 +167,33 @@ print_env(const struct snapshot *s)
     }
 }
 
+/*
+ * The GKE GPUDirect rows: each one's stack and the networks the policy
+ * names for it (gkeNetworks; a namespace's own lists are in -o yaml).
+ */
+static void
+print_gke(const struct snapshot *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+        const struct gke_networks *g;
+
+        if (t->gke_gpudirect == GPUDIRECT_NONE)
+            continue;
+        if (n++ == 0)
+            printf("\nGKE GPUDirect (gkeGPUDirect) and the interfaces the "
+                   "policy's gkeNetworks names (none: warned, not "
+                   "patched):\n");
+        printf("  %-20s %-6s", t->name, gpudirect_name(t->gke_gpudirect));
+        g = snapshot_gke_networks(s, NULL, t->name);
+        for (size_t j = 0; g && j < g->n_ifs; j++)
+            printf(" %s=%s", g->ifs[j].name, g->ifs[j].network);
+        printf("%s\n", g ? "" : " none");
+    }
+}
+
 static void
 print_text(const struct snapshot *s)
 {
@@ -209,6 +236,7 @@ print_text(const struct snapshot *s)
         printf("(view): nicsNeedEvidence, the NIC resource is added only "
                "where the cluster view shows nodes that advertise it\n");
     print_nic_names();
+    print_gke(s);
     print_env(s);
     print_products(s);
 }

@@ -88,6 +88,27 @@ evidence_of(const struct snapshot *s, const struct placement *p)
     return s->unknown == UNKNOWN_DENY ? EVIDENCE_POLICY : EVIDENCE_NONE;
 }
 
+/*
+ * The policy's gkeNetworks entry that every candidate type shares (the
+ * view's rows keep their type's name), or NULL: networks are never
+ * guessed for a pod that may land on types named otherwise.
+ */
+static const struct gke_networks *
+gke_networks_agree(const struct snapshot *s, const char *ns,
+                   const struct placement *p)
+{
+    const struct gke_networks *g = NULL;
+
+    for (size_t i = 0; i < p->n_types; i++) {
+        const struct gke_networks *one =
+            snapshot_gke_networks(s, ns, p->types[i]->name);
+        if (one == NULL || (g && one != g))
+            return NULL;
+        g = one;
+    }
+    return g;
+}
+
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -122,6 +143,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
+        t.gke_net = gke_networks_agree(s, req->namespace, &p);
         /* NICs only where every node it can land on has them (issue 43). */
         nics_narrow(&t, pod,
                     placement_nic_fewest(req->view, &m, w, req->namespace,

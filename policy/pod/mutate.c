@@ -17,6 +17,7 @@
 #include "policy/k8s/pod.h"
 #include "base/pointer.h"
 #include "policy/k8s/quantity.h"
+#include "policy/pod/gpudirect.h"
 #include "policy/pod/slowenv.h"
 #include "policy/table/table.h"
 #include "base/strbuf.h"
@@ -122,12 +123,15 @@ target_agree(const struct instance_type *const *types, size_t n,
     t->nic = type_nic_resource(first);
     t->nic_annotation = first->nic_annotation;
     t->nics_need_evidence = first->nics_need_evidence;
+    t->gpudirect = first->gke_gpudirect;
     t->shm = first->shm;
     t->shm_bytes = first->shm_bytes;
     for (size_t i = 1; i < n; i++) {
         if (types[i]->count != t->gpus)
             t->gpus = -1;
         t->nics_need_evidence |= types[i]->nics_need_evidence;
+        if (types[i]->gke_gpudirect != t->gpudirect)
+            t->gpudirect = GPUDIRECT_NONE;
         const char *nic = type_nic_resource(types[i]);
         if (types[i]->efa != t->efa || (nic == NULL) != (t->nic == NULL) ||
             (nic && strcmp(nic, t->nic) != 0))
@@ -771,12 +775,18 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     int i = 0;
 
     /* GKE multi-networking: the NICs come by a pod annotation naming the
-     * cluster's own networks, which topogate cannot know: say so. */
-    if (t->nic_annotation && w->pods > 1 &&
-        pod_annotation(pod, t->nic_annotation) == NULL &&
-        decision_warn(d, "%s attaches its RDMA NICs by the pod annotation %s: "
-                         "topogate patches none",
-                      t->name, t->nic_annotation) < 0)
+     * cluster's own networks, which only the policy can name. A
+     * GPUDirect type's whole-node pod is told all it lacks. */
+    if (t->gpudirect != GPUDIRECT_NONE && t->gpus > 0 &&
+        w->gpus >= t->gpus) {
+        if (gpudirect_pod(pod, w, t, d) < 0)
+            return -1;
+    } else if (t->nic_annotation && w->pods > 1 &&
+               pod_annotation(pod, t->nic_annotation) == NULL &&
+               decision_warn(d,
+                             "%s attaches its RDMA NICs by the pod "
+                             "annotation %s: topogate patches none",
+                             t->name, t->nic_annotation) < 0)
         return -1;
     fast.gpus = w->gpus;
     fast.node_peers = may_share_node(w, t);

@@ -39,6 +39,10 @@ struct target {
     int efa_held;           /* the count held back (efa is 0 for NIC_NODES
                                and NIC_UNSEEN) */
     bool nics_need_evidence; /* a candidate row's nicsNeedEvidence */
+    enum gpudirect gpudirect; /* the GKE stack all candidates share, or
+                                 GPUDIRECT_NONE */
+    const struct gke_networks *gke_net; /* the policy's networks for the
+                                           candidates, or NULL (decide.c) */
     const char *nic_annotation; /* the pod annotation that attaches them
                                    instead (GKE), when all agree; or NULL */
     const char *shm;  /* the smallest /dev/shm size among the candidates */
