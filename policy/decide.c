@@ -13,6 +13,7 @@
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
 #include "policy/pod/nics.h"
+#include "policy/pod/nodefacts.h"
 #include "policy/pod/placement.h"
 #include "base/strbuf.h"
 #include "policy/k8s/pod.h"
@@ -109,6 +110,36 @@ gke_networks_agree(const struct snapshot *s, const char *ns,
     return g;
 }
 
+/* nodefacts_say: one warning, once however many kinds say it. */
+static int
+warn_once(void *arg, const char *sentence)
+{
+    struct decision *d = arg;
+
+    for (size_t i = 0; i < d->n_warnings; i++)
+        if (strcmp(d->warnings[i], sentence) == 0)
+            return 0;
+    return decision_warn(d, "%s", sentence);
+}
+
+/*
+ * What the labels of the candidate nodes say that the table cannot
+ * (nodefacts.h), for a pod of a multi-pod job: only its traffic leaves
+ * the node. 0, or -1 out of memory.
+ */
+static int
+warn_node_facts(const struct placement *p, const struct workload *w,
+                struct decision *d)
+{
+    if (w->pods < 2)
+        return 0;
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (p->rows[i].kind &&
+            nodefacts_kind(p->rows[i].kind, &p->rows[i].row, warn_once, d) < 0)
+            return -1;
+    return 0;
+}
+
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -182,6 +213,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         goto out;
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, in, s->override_user, d) < 0)
+        goto out;
+    if (warn_node_facts(&p, w, d) < 0)
         goto out;
     if (in->zone_affinity &&
         zones_patch(&p.zones, w->pods, pod, d) < 0)

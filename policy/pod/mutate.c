@@ -14,6 +14,7 @@
 
 #include "base/decimal.h"
 #include "policy/kinds/launch.h"
+#include "policy/k8s/labels.h"
 #include "policy/k8s/pod.h"
 #include "base/pointer.h"
 #include "policy/k8s/quantity.h"
@@ -286,8 +287,34 @@ warn_nic_hold(const struct target *t, long held, struct decision *d)
     return 0;
 }
 
+/*
+ * SageMaker HyperPod names its nodes "ml.<type>", and its CLI gives a
+ * multi-node job vpc.amazonaws.com/efa: 1 (aws/sagemaker-hyperpod-cli#318,
+ * "When node_count > 1, vpc.amazonaws.com/efa: 1 will be added"); the
+ * count is its --efa and --efa-limit (#345). A pod pinned there with 1
+ * of the node's N is told the flags. 0, or -1 out of memory.
+ */
 static int
-patch_efa(const cJSON *containers, const struct workload *w,
+warn_hyperpod_efa(const cJSON *pod, const char *nic, long want,
+                  struct decision *d)
+{
+    const cJSON *sel = json_get(json_get(pod, "spec"), "nodeSelector");
+    const char *type = json_string(sel, LABEL_INSTANCE_TYPE);
+
+    if (type == NULL)
+        type = json_string(sel, "beta.kubernetes.io/instance-type");
+    if (type == NULL || strncmp(type, "ml.", 3) != 0 ||
+        strcmp(nic, RESOURCE_EFA) != 0)
+        return 0;
+    return decision_warn(d,
+                         "HyperPod's CLI asks for 1 EFA per pod of a "
+                         "multi-node job: give hyp create --efa %ld "
+                         "--efa-limit %ld",
+                         want, want);
+}
+
+static int
+patch_efa(const cJSON *pod, const cJSON *containers, const struct workload *w,
           const struct target *t, bool override, struct decision *d)
 {
     long want = efa_share(w, t);
@@ -318,11 +345,15 @@ patch_efa(const cJSON *containers, const struct workload *w,
                 return 0;
             if (override && st == COUNT_OK)
                 return set_resource(d, c, i, nic, want);
-            return decision_warn(d,
-                                 "container '%s' keeps %s: %ld (topogate "
-                                 "would set %ld on %s)",
-                                 json_string(c, "name"), nic, have, want,
-                                 t->name);
+            if (decision_warn(d,
+                              "container '%s' keeps %s: %ld (topogate "
+                              "would set %ld on %s)",
+                              json_string(c, "name"), nic, have, want,
+                              t->name) < 0)
+                return -1;
+            return st == COUNT_OK && have == 1 && want > 1
+                       ? warn_hyperpod_efa(pod, nic, want, d)
+                       : 0;
         }
         i++;
     }
@@ -795,7 +826,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
          patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
-        (in->efa && patch_efa(containers, w, t, override, d) < 0))
+        (in->efa && patch_efa(pod, containers, w, t, override, d) < 0))
         return -1;
     cJSON_ArrayForEach(c, containers)
     {

@@ -225,6 +225,7 @@ add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
         snapshot_lookup(s, type) == NULL)
         r->row.name = (char *)type;
     r->nodes = nodes;
+    r->kind = k;
     add_zone(p, k);
     p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
     p->n_rows++;

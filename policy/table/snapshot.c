@@ -231,8 +231,8 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
                 struct load_error *err)
 {
     static const char *const keys[] = {"name",   "mode",         "inject",
-                                       "optOut", "instanceType",
-                                       "gkeNetworks", NULL};
+                                       "optOut", "instanceType", "gkeNetworks",
+                                       NULL};
 
     if (yamlread_kind(n, YNODE_SEQ, "namespaces", err) < 0)
         return -1;
@@ -273,11 +273,13 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
         if ((v = ynode_get(item, "instanceType")) &&
             read_known_type(v, s, &ns->instance_type, err) < 0)
             return -1;
-        if ((v = ynode_get(item, "gkeNetworks")) &&
-            (ns->gke_networks_set = true) &&
-            gkenet_read(v, s, &ns->gke_networks, &ns->n_gke_networks, err) <
-                0)
-            return -1;
+        /* Its own list, even empty, replaces the policy's. */
+        if ((v = ynode_get(item, "gkeNetworks"))) {
+            ns->gke_networks_set = true;
+            if (gkenet_read(v, s, &ns->gke_networks, &ns->n_gke_networks,
+                            err) < 0)
+                return -1;
+        }
     }
     return 0;
 }

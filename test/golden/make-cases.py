@@ -976,6 +976,40 @@ def _(n):
               resource_claims=CD_CLAIM + RDMA_CLAIM)
 
 
+# Node facts the table cannot know (issue 45 point 5): the view's GB200
+# nodes carry GFD's driver label; below R595 GPUDirect RDMA over EFA needs
+# NVreg_GrdmaPciTopoCheckOverride=1, and NVIDIA lists R595 as incompatible
+# with it on P6e-GB200 EFA (policy/pod/nodefacts.c has the sources).
+GB200_DRIVERS = "--nodes test/nodes/eks-p6e-gb200-drivers.yaml"
+GPU_TAINT_OK = [{"key": "nvidia.com/gpu", "operator": "Exists",
+                 "effect": "NoSchedule"}]
+
+
+@case("view-gb200-driver-r580-override-warn", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r580"},
+              tolerations=GPU_TAINT_OK)
+
+
+@case("view-gb200-driver-r595-efa-warn", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r595"},
+              tolerations=GPU_TAINT_OK)
+
+
+# A job of one pod keeps its traffic in the node: no NIC fact is told.
+@case("view-gb200-driver-one-pod-silent", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=1, nproc="4", gpu=4, index=0,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r580"},
+              tolerations=GPU_TAINT_OK)
+
+
 # IMEX channels from a node daemon, without DRA: the job's env says so
 # (NVIDIA_IMEX_CHANNELS, NCCL_MNNVL_ENABLE=1), and that is the evidence.
 
@@ -1144,6 +1178,17 @@ def _(n):
         n, job="llama3-8b-fsdp", rtype="worker", index=0, masters=1,
         workers=1, nproc="8", gpu=8,
         node_selector=it("ml.p4d.24xlarge")), TRAINING_OPERATOR)
+
+
+# HyperPod's CLI gives a multi-node job vpc.amazonaws.com/efa: 1
+# (aws/sagemaker-hyperpod-cli#318); the pod keeps it and is told the
+# CLI's --efa flags (#345) for the node's 32.
+@case("hyperpod-p5-efa-1-of-32-warn")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama3-70b-fsdp", rtype="worker", index=0, masters=1,
+        workers=1, nproc="8", gpu=8, efa=1,
+        node_selector=it("ml.p5.48xlarge")), TRAINING_OPERATOR)
 
 
 # envProfile legacy-efa (off by default): FI_PROVIDER on every EFA row,
