@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cmd/audit.h"
+#include "policy/pod/nodefacts.h"
 #include "policy/pod/placement.h"
 #include "policy/table/snapshot.h"
 #include "policy/view/view.h"
@@ -98,6 +99,15 @@ kind_name(const struct node_kind *k)
     return "(no type or GPU label)";
 }
 
+/* nodefacts_say: a comment line under the kind's row. */
+static int
+print_fact(void *arg, const char *sentence)
+{
+    (void)arg;
+    printf("#   %s\n", sentence);
+    return 0;
+}
+
 static void
 print_text(const struct snapshot *s, const struct view *v, int left_out)
 {
@@ -116,6 +126,8 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
                by ? link_name(r.row.link) : "unknown", nic, k->nodes,
                by ? by : "nothing topogate knows: no topology check",
                zone ? "; zone " : "", zone ? zone : "");
+        if (by)
+            nodefacts_kind(k, &r.row, print_fact, NULL);
     }
     printf("# GPU nodes %zu, kinds %zu; Kueue flavors %zu, cluster queues "
            "%zu, local queues %zu; Trainer runtimes %zu\n",

@@ -20,7 +20,8 @@ nic_text(const struct instance_type *t, char *buf, size_t size)
     const char *resource = type_nic_resource(t);
 
     if (resource)
-        snprintf(buf, size, "%s", resource);
+        snprintf(buf, size, "%s%s", resource,
+                 t->nics_need_evidence ? " (view)" : "");
     else if (t->nic_annotation && t->efa > 0)
         snprintf(buf, size, "annotation %s", t->nic_annotation);
     else
@@ -166,12 +167,39 @@ print_env(const struct snapshot *s)
     }
 }
 
+/*
+ * The GKE GPUDirect rows: each one's stack and the networks the policy
+ * names for it (gkeNetworks; a namespace's own lists are in -o yaml).
+ */
+static void
+print_gke(const struct snapshot *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n_types; i++) {
+        const struct instance_type *t = &s->types[i];
+        const struct gke_networks *g;
+
+        if (t->gke_gpudirect == GPUDIRECT_NONE)
+            continue;
+        if (n++ == 0)
+            printf("\nGKE GPUDirect (gkeGPUDirect) and the interfaces the "
+                   "policy's gkeNetworks names (none: warned, not "
+                   "patched):\n");
+        printf("  %-20s %-6s", t->name, gpudirect_name(t->gke_gpudirect));
+        g = snapshot_gke_networks(s, NULL, t->name);
+        for (size_t j = 0; g && j < g->n_ifs; j++)
+            printf(" %s=%s", g->ifs[j].name, g->ifs[j].network);
+        printf("%s\n", g ? "" : " none");
+    }
+}
+
 static void
 print_text(const struct snapshot *s)
 {
     char nic[128], from[128];
     int w = 20; /* the widest type name: Azure's run past 20 */
-    size_t n_file = 0;
+    size_t n_file = 0, n_view = 0;
 
     for (size_t i = 0; i < s->n_types; i++)
         if ((int)strlen(s->types[i].name) > w)
@@ -202,8 +230,13 @@ print_text(const struct snapshot *s)
                link_name(t->link), t->nvlink_gbps, t->efa,
                t->gpudirect_rdma ? "yes" : "no", t->host_memory, t->shm, nic,
                from);
+        n_view += t->nics_need_evidence;
     }
+    if (n_view > 0)
+        printf("(view): nicsNeedEvidence, the NIC resource is added only "
+               "where the cluster view shows nodes that advertise it\n");
     print_nic_names();
+    print_gke(s);
     print_env(s);
     print_products(s);
 }

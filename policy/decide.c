@@ -13,6 +13,7 @@
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
 #include "policy/pod/nics.h"
+#include "policy/pod/nodefacts.h"
 #include "policy/pod/placement.h"
 #include "base/strbuf.h"
 #include "policy/k8s/pod.h"
@@ -88,6 +89,57 @@ evidence_of(const struct snapshot *s, const struct placement *p)
     return s->unknown == UNKNOWN_DENY ? EVIDENCE_POLICY : EVIDENCE_NONE;
 }
 
+/*
+ * The policy's gkeNetworks entry that every candidate type shares (the
+ * view's rows keep their type's name), or NULL: networks are never
+ * guessed for a pod that may land on types named otherwise.
+ */
+static const struct gke_networks *
+gke_networks_agree(const struct snapshot *s, const char *ns,
+                   const struct placement *p)
+{
+    const struct gke_networks *g = NULL;
+
+    for (size_t i = 0; i < p->n_types; i++) {
+        const struct gke_networks *one =
+            snapshot_gke_networks(s, ns, p->types[i]->name);
+        if (one == NULL || (g && one != g))
+            return NULL;
+        g = one;
+    }
+    return g;
+}
+
+/* nodefacts_say: one warning, once however many kinds say it. */
+static int
+warn_once(void *arg, const char *sentence)
+{
+    struct decision *d = arg;
+
+    for (size_t i = 0; i < d->n_warnings; i++)
+        if (strcmp(d->warnings[i], sentence) == 0)
+            return 0;
+    return decision_warn(d, "%s", sentence);
+}
+
+/*
+ * What the labels of the candidate nodes say that the table cannot
+ * (nodefacts.h), for a pod of a multi-pod job: only its traffic leaves
+ * the node. 0, or -1 out of memory.
+ */
+static int
+warn_node_facts(const struct placement *p, const struct workload *w,
+                struct decision *d)
+{
+    if (w->pods < 2)
+        return 0;
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (p->rows[i].kind &&
+            nodefacts_kind(p->rows[i].kind, &p->rows[i].row, warn_once, d) < 0)
+            return -1;
+    return 0;
+}
+
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -122,6 +174,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
+        t.gke_net = gke_networks_agree(s, req->namespace, &p);
         /* NICs only where every node it can land on has them (issue 43). */
         nics_narrow(&t, pod,
                     placement_nic_fewest(req->view, &m, w, req->namespace,
@@ -160,6 +213,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         goto out;
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, in, s->override_user, d) < 0)
+        goto out;
+    if (warn_node_facts(&p, w, d) < 0)
         goto out;
     if (in->zone_affinity &&
         zones_patch(&p.zones, w->pods, pod, d) < 0)

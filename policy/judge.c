@@ -72,11 +72,14 @@ static int
 fix_nics(const struct placement *p, const struct instance_type *t)
 {
     const char *nic = type_nic_resource(t);
-    int fewest = nic ? t->efa : 0;
+    int fewest = nic && !t->nics_need_evidence ? t->efa : 0;
 
+    /* A table row with nicsNeedEvidence says nothing of the nodes' NICs;
+     * a row from the view's nodes has their own count (placement_view.c). */
     for (size_t i = 0; i < p->n_types && fewest > 0; i++) {
         const char *other = type_nic_resource(p->types[i]);
-        if (other == NULL || strcmp(other, nic) != 0)
+        if (other == NULL || strcmp(other, nic) != 0 ||
+            p->types[i]->nics_need_evidence)
             fewest = 0;
         else if (p->types[i]->efa < fewest)
             fewest = p->types[i]->efa;

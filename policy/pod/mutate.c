@@ -14,9 +14,11 @@
 
 #include "base/decimal.h"
 #include "policy/kinds/launch.h"
+#include "policy/k8s/labels.h"
 #include "policy/k8s/pod.h"
 #include "base/pointer.h"
 #include "policy/k8s/quantity.h"
+#include "policy/pod/gpudirect.h"
 #include "policy/pod/slowenv.h"
 #include "policy/table/table.h"
 #include "base/strbuf.h"
@@ -121,11 +123,16 @@ target_agree(const struct instance_type *const *types, size_t n,
     t->efa = first->efa;
     t->nic = type_nic_resource(first);
     t->nic_annotation = first->nic_annotation;
+    t->nics_need_evidence = first->nics_need_evidence;
+    t->gpudirect = first->gke_gpudirect;
     t->shm = first->shm;
     t->shm_bytes = first->shm_bytes;
     for (size_t i = 1; i < n; i++) {
         if (types[i]->count != t->gpus)
             t->gpus = -1;
+        t->nics_need_evidence |= types[i]->nics_need_evidence;
+        if (types[i]->gke_gpudirect != t->gpudirect)
+            t->gpudirect = GPUDIRECT_NONE;
         const char *nic = type_nic_resource(types[i]);
         if (types[i]->efa != t->efa || (nic == NULL) != (t->nic == NULL) ||
             (nic && strcmp(nic, t->nic) != 0))
@@ -237,9 +244,10 @@ mutate_efa_after(const struct workload *w, const struct target *t,
     return in->efa ? efa_share(w, t) : w->efa;
 }
 
-/* Why nics_narrow() held the NICs back, in one warning. */
+/* Why nics_narrow() held the NICs back, in one warning; held is the
+ * share the pod would have had. */
 static int
-warn_nic_hold(const struct target *t, struct decision *d)
+warn_nic_hold(const struct target *t, long held, struct decision *d)
 {
     switch (t->nic_hold) {
     case NIC_OTHER:
@@ -262,14 +270,51 @@ warn_nic_hold(const struct target *t, struct decision *d)
                              "DRA claim '%s' may give the pod its NICs: "
                              "topogate adds no %s",
                              t->nic_why, t->nic);
+    case NIC_UNSEEN:
+        /* Two warnings: each fits WARNING_MAX. */
+        if (decision_warn(d,
+                          "%s (nicsNeedEvidence): no node known here "
+                          "advertises %s: topogate adds none",
+                          t->name, t->nic) < 0)
+            return -1;
+        return decision_warn(d,
+                             "ask for %s: %ld where the nodes have it, else "
+                             "use hostNetwork with /dev/infiniband",
+                             t->nic, held);
     case NIC_FREE:
         break;
     }
     return 0;
 }
 
+/*
+ * SageMaker HyperPod names its nodes "ml.<type>", and its CLI gives a
+ * multi-node job vpc.amazonaws.com/efa: 1 (aws/sagemaker-hyperpod-cli#318,
+ * "When node_count > 1, vpc.amazonaws.com/efa: 1 will be added"); the
+ * count is its --efa and --efa-limit (#345). A pod pinned there with 1
+ * of the node's N is told the flags. 0, or -1 out of memory.
+ */
 static int
-patch_efa(const cJSON *containers, const struct workload *w,
+warn_hyperpod_efa(const cJSON *pod, const char *nic, long want,
+                  struct decision *d)
+{
+    const cJSON *sel = json_get(json_get(pod, "spec"), "nodeSelector");
+    const char *type = json_string(sel, LABEL_INSTANCE_TYPE);
+
+    if (type == NULL)
+        type = json_string(sel, "beta.kubernetes.io/instance-type");
+    if (type == NULL || strncmp(type, "ml.", 3) != 0 ||
+        strcmp(nic, RESOURCE_EFA) != 0)
+        return 0;
+    return decision_warn(d,
+                         "HyperPod's CLI asks for 1 EFA per pod of a "
+                         "multi-node job: give hyp create --efa %ld "
+                         "--efa-limit %ld",
+                         want, want);
+}
+
+static int
+patch_efa(const cJSON *pod, const cJSON *containers, const struct workload *w,
           const struct target *t, bool override, struct decision *d)
 {
     long want = efa_share(w, t);
@@ -279,10 +324,10 @@ patch_efa(const cJSON *containers, const struct workload *w,
     int i = 0;
 
     /* Said only where the pod would have had some. */
-    if (t->nic_hold != NIC_FREE)
-        return share_of(w, t, t->efa_held) > 0 && main_i >= 0
-                   ? warn_nic_hold(t, d)
-                   : 0;
+    if (t->nic_hold != NIC_FREE) {
+        long held = share_of(w, t, t->efa_held);
+        return held > 0 && main_i >= 0 ? warn_nic_hold(t, held, d) : 0;
+    }
     if (t->efa < 0)
         return decision_warn(d, "the types this pod can land on differ in "
                                 "RDMA NICs: none patched; pin one type");
@@ -300,11 +345,15 @@ patch_efa(const cJSON *containers, const struct workload *w,
                 return 0;
             if (override && st == COUNT_OK)
                 return set_resource(d, c, i, nic, want);
-            return decision_warn(d,
-                                 "container '%s' keeps %s: %ld (topogate "
-                                 "would set %ld on %s)",
-                                 json_string(c, "name"), nic, have, want,
-                                 t->name);
+            if (decision_warn(d,
+                              "container '%s' keeps %s: %ld (topogate "
+                              "would set %ld on %s)",
+                              json_string(c, "name"), nic, have, want,
+                              t->name) < 0)
+                return -1;
+            return st == COUNT_OK && have == 1 && want > 1
+                       ? warn_hyperpod_efa(pod, nic, want, d)
+                       : 0;
         }
         i++;
     }
@@ -757,12 +806,18 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
     int i = 0;
 
     /* GKE multi-networking: the NICs come by a pod annotation naming the
-     * cluster's own networks, which topogate cannot know: say so. */
-    if (t->nic_annotation && w->pods > 1 &&
-        pod_annotation(pod, t->nic_annotation) == NULL &&
-        decision_warn(d, "%s attaches its RDMA NICs by the pod annotation %s: "
-                         "topogate patches none",
-                      t->name, t->nic_annotation) < 0)
+     * cluster's own networks, which only the policy can name. A
+     * GPUDirect type's whole-node pod is told all it lacks. */
+    if (t->gpudirect != GPUDIRECT_NONE && t->gpus > 0 &&
+        w->gpus >= t->gpus) {
+        if (gpudirect_pod(pod, w, t, d) < 0)
+            return -1;
+    } else if (t->nic_annotation && w->pods > 1 &&
+               pod_annotation(pod, t->nic_annotation) == NULL &&
+               decision_warn(d,
+                             "%s attaches its RDMA NICs by the pod "
+                             "annotation %s: topogate patches none",
+                             t->name, t->nic_annotation) < 0)
         return -1;
     fast.gpus = w->gpus;
     fast.node_peers = may_share_node(w, t);
@@ -771,7 +826,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
          patch_host_ipc(spec, override, d) < 0) ||
         (in->shm && patch_shm(spec, t, d) < 0) ||
         (in->tolerations && patch_tolerations(spec, m, t, d) < 0) ||
-        (in->efa && patch_efa(containers, w, t, override, d) < 0))
+        (in->efa && patch_efa(pod, containers, w, t, override, d) < 0))
         return -1;
     cJSON_ArrayForEach(c, containers)
     {

@@ -25,6 +25,7 @@ enum nic_hold {
     NIC_HOST,  /* a hostNetwork pod that reaches the host's RDMA NICs */
     NIC_NODES, /* not every node it can land on advertises t->nic */
     NIC_CLAIM, /* a DRA claim that may be its NICs, and no node says not */
+    NIC_UNSEEN, /* nicsNeedEvidence, and no node known that advertises it */
 };
 
 /* What every candidate instance type agrees on; -1/NULL where they don't. */
@@ -35,7 +36,13 @@ struct target {
     const char *nic;  /* their resource, or NULL: none to patch */
     enum nic_hold nic_hold; /* nics_narrow() (nics.h): none added, why */
     const char *nic_why;    /* NIC_OTHER: that resource; NIC_HOST: how */
-    int efa_held;           /* the count held back (efa is 0 for NIC_NODES) */
+    int efa_held;           /* the count held back (efa is 0 for NIC_NODES
+                               and NIC_UNSEEN) */
+    bool nics_need_evidence; /* a candidate row's nicsNeedEvidence */
+    enum gpudirect gpudirect; /* the GKE stack all candidates share, or
+                                 GPUDIRECT_NONE */
+    const struct gke_networks *gke_net; /* the policy's networks for the
+                                           candidates, or NULL (decide.c) */
     const char *nic_annotation; /* the pod annotation that attaches them
                                    instead (GKE), when all agree; or NULL */
     const char *shm;  /* the smallest /dev/shm size among the candidates */

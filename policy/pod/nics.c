@@ -122,8 +122,17 @@ nics_narrow(struct target *t, const cJSON *pod, long fewest)
         t->efa = 0;
         return;
     }
-    if (fewest < 0)
-        return; /* no node known (none yet, no view): the table's count */
+    if (fewest < 0) {
+        /* No node known (none yet, no view): the table's count, unless
+         * the platform's default setup advertises no such resource
+         * (nicsNeedEvidence: OKE reaches its RDMA NICs by hostNetwork).
+         * A pod that asks for it itself knows its nodes. */
+        if (t->nics_need_evidence && !rdma_asked(pod, t->nic, true)) {
+            t->nic_hold = NIC_UNSEEN;
+            t->efa = 0;
+        }
+        return;
+    }
     if (fewest == 0) {
         t->nic_hold = NIC_NODES;
         t->efa = 0; /* no NICs on some: no toleration, no FI_* env */

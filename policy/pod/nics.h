@@ -21,7 +21,8 @@
  * fewest >= 0 (placement_nic_fewest(): the nodes it can land on are
  * known), NIC_NODES (t->efa 0) unless all of them advertise t->nic, else
  * their fewest in place of the table's count (not for a shared plugin's
- * slots). fewest < 0 keeps the table's.
+ * slots). fewest < 0 keeps the table's, but for a row with
+ * nicsNeedEvidence that the pod does not ask for itself: NIC_UNSEEN.
  */
 void nics_narrow(struct target *t, const cJSON *pod, long fewest);
 

@@ -36,6 +36,7 @@ struct view;
 struct placement_row {
     struct instance_type row;
     size_t nodes; /* of this kind in the cluster */
+    const struct node_kind *kind; /* the view's kind it was made from */
     char shm[24]; /* row.shm of a row made from a GPU product */
 };
 

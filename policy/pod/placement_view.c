@@ -91,6 +91,8 @@ row_from_type(const struct instance_type *t, const struct node_kind *k,
         r->row.efa = nic_count(k, nic) > 0 ? t->efa : 0;
     else if (nic)
         r->row.efa = (int)nic_count(k, nic);
+    /* The nodes' count is the evidence nicsNeedEvidence asks for. */
+    r->row.nics_need_evidence = false;
     return true;
 }
 
@@ -223,6 +225,7 @@ add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
         snapshot_lookup(s, type) == NULL)
         r->row.name = (char *)type;
     r->nodes = nodes;
+    r->kind = k;
     add_zone(p, k);
     p->zones.nics = p->zones.nics || type_nic_resource(&r->row) != NULL;
     p->n_rows++;

@@ -231,7 +231,8 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
                 struct load_error *err)
 {
     static const char *const keys[] = {"name",   "mode",         "inject",
-                                       "optOut", "instanceType", NULL};
+                                       "optOut", "instanceType", "gkeNetworks",
+                                       NULL};
 
     if (yamlread_kind(n, YNODE_SEQ, "namespaces", err) < 0)
         return -1;
@@ -272,6 +273,13 @@ read_namespaces(const struct ynode *n, struct snapshot *s,
         if ((v = ynode_get(item, "instanceType")) &&
             read_known_type(v, s, &ns->instance_type, err) < 0)
             return -1;
+        /* Its own list, even empty, replaces the policy's. */
+        if ((v = ynode_get(item, "gkeNetworks"))) {
+            ns->gke_networks_set = true;
+            if (gkenet_read(v, s, &ns->gke_networks, &ns->n_gke_networks,
+                            err) < 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -357,6 +365,19 @@ check_type(const struct ynode *n, const struct instance_type *t,
                     t->name);
         return -1;
     }
+    if (t->gke_gpudirect != GPUDIRECT_NONE && t->nic_annotation == NULL) {
+        ynode_error(err, n,
+                    "'%s': gkeGPUDirect goes with the NICs' nicAnnotation",
+                    t->name);
+        return -1;
+    }
+    if (t->nics_need_evidence && type_nic_resource(t) == NULL) {
+        ynode_error(err, n,
+                    "'%s': nicsNeedEvidence holds back a NIC resource, and "
+                    "the row has none (efa: 0 or nicAnnotation)",
+                    t->name);
+        return -1;
+    }
     for (size_t i = 0; i < t->n_env; i++) {
         const char *name = t->env[i].name;
         const char *nic = type_nic_resource(t);
@@ -389,8 +410,8 @@ read_type(const struct ynode *n, struct instance_type *t,
         "count",      "memory",      "interconnect",
         "nvlinkGBps", "efa",         "gpuDirectRDMA",
         "hostMemory", "shm",         "env",
-        "nicResource", "nicAnnotation",
-        NULL};
+        "nicResource", "nicAnnotation", "nicsNeedEvidence",
+        "gkeGPUDirect", NULL};
     const struct ynode *v;
     const char *what = "an instance type";
 
@@ -436,6 +457,19 @@ read_type(const struct ynode *n, struct instance_type *t,
     }
     if ((v = ynode_get(n, "nicAnnotation")) &&
         yamlread_string(v, "nicAnnotation", &t->nic_annotation, err) < 0)
+        return -1;
+    if ((v = ynode_get(n, "gkeGPUDirect"))) {
+        if (yamlread_kind(v, YNODE_SCALAR, "gkeGPUDirect", err) < 0)
+            return -1;
+        if (gpudirect_parse(v->scalar, &t->gke_gpudirect) < 0) {
+            ynode_error(err, v,
+                        "unknown gkeGPUDirect '%s' (tcpx, tcpxo or rdma)",
+                        v->scalar);
+            return -1;
+        }
+    }
+    if ((v = ynode_get(n, "nicsNeedEvidence")) &&
+        read_bool(v, "nicsNeedEvidence", &t->nics_need_evidence, err) < 0)
         return -1;
     if ((v = ynode_get(n, "nvlinkGBps")) &&
         read_int(v, "nvlinkGBps", 0, 100000, &t->nvlink_gbps, err) < 0)
@@ -608,7 +642,7 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "overrideUserValues",   "inject",              "namespaces",
         "jobs",   "instanceTypes",                     "gpuProducts",
         "envProfile",           "envProfiles",         "frameworks",
-        NULL};
+        "gkeNetworks",          NULL};
     const struct ynode *v;
     bool empty = false;
 
@@ -652,6 +686,10 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         return -1;
     if ((v = pick(root, base, "envProfile")) &&
         env_profile_apply(v, s, err) < 0)
+        return -1;
+    /* After the rows they name; a file's list replaces. */
+    if ((v = pick(root, base, "gkeNetworks")) &&
+        gkenet_read(v, s, &s->gke_networks, &s->n_gke_networks, err) < 0)
         return -1;
     if ((v = pick(root, base, "namespaces")) && read_namespaces(v, s, err) < 0)
         return -1;
@@ -700,7 +738,10 @@ snapshot_free(struct snapshot *s)
     for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);
         free(s->namespaces[i].instance_type);
+        gkenet_free(s->namespaces[i].gke_networks,
+                    s->namespaces[i].n_gke_networks);
     }
+    gkenet_free(s->gke_networks, s->n_gke_networks);
     free(s->namespaces);
     for (size_t i = 0; i < s->n_runtime_types; i++) {
         free(s->runtime_types[i].runtime);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/table/gkenet.h"
 #include "policy/table/products.h"
 #include "policy/table/table.h"
 #include "base/yamltree.h"
@@ -72,6 +73,10 @@ struct namespace_policy {
     struct inject inject;
     bool allow_opt_out;
     char *instance_type; /* where this namespace's jobs run, or NULL */
+    /* gkeNetworks of its own (gkenet.h), replacing the policy's. */
+    struct gke_networks *gke_networks;
+    size_t n_gke_networks;
+    bool gke_networks_set;
 };
 
 /* jobs.runtimes: the nodes a Trainer runtime's pods are pinned to. */
@@ -109,6 +114,8 @@ struct snapshot {
     struct env_profile *env_profiles; /* envProfiles: see env.h */
     size_t n_env_profiles;
     const struct env_profile *env_profile; /* envProfile's, or NULL: none */
+    struct gke_networks *gke_networks; /* gkeNetworks: see gkenet.h */
+    size_t n_gke_networks;
     struct gpu_product *products; /* gpuProducts: see products.h */
     size_t n_products;
     /* Parallel to types and products: where each row came from. */

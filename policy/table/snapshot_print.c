@@ -184,6 +184,11 @@ put_type(struct strbuf *sb, const struct instance_type *t)
         put_string(sb, t->nic_annotation);
         strbuf_puts(sb, "\n");
     }
+    if (t->nics_need_evidence)
+        strbuf_puts(sb, "    nicsNeedEvidence: true\n");
+    if (t->gke_gpudirect != GPUDIRECT_NONE)
+        strbuf_printf(sb, "    gkeGPUDirect: %s\n",
+                      gpudirect_name(t->gke_gpudirect));
     strbuf_printf(sb, "    gpuDirectRDMA: %s\n", yes_no(t->gpudirect_rdma));
     strbuf_printf(sb, "    hostMemory: %s\n    shm: %s\n", t->host_memory,
                   t->shm);
@@ -220,6 +225,32 @@ put_product(struct strbuf *sb, const struct gpu_product *p)
     }
 }
 
+/* A gkeNetworks list under key at indent; nothing when it is empty and
+ * need is false (a policy without one prints as before). */
+static void
+put_gke_networks(struct strbuf *sb, const struct gke_networks *g, size_t n,
+                 const char *indent, bool need)
+{
+    if (n == 0) {
+        if (need)
+            strbuf_printf(sb, "%sgkeNetworks: []\n", indent);
+        return;
+    }
+    strbuf_printf(sb, "%sgkeNetworks:\n", indent);
+    for (size_t i = 0; i < n; i++) {
+        strbuf_printf(sb, "%s  - instanceType: ", indent);
+        put_string(sb, g[i].instance_type);
+        strbuf_printf(sb, "\n%s    interfaces:\n", indent);
+        for (size_t j = 0; j < g[i].n_ifs; j++) {
+            strbuf_printf(sb, "%s      - {interfaceName: ", indent);
+            put_string(sb, g[i].ifs[j].name);
+            strbuf_puts(sb, ", network: ");
+            put_string(sb, g[i].ifs[j].network);
+            strbuf_puts(sb, "}\n");
+        }
+    }
+}
+
 char *
 snapshot_print(const struct snapshot *s)
 {
@@ -249,7 +280,11 @@ snapshot_print(const struct snapshot *s)
         }
         strbuf_puts(&sb, "    inject:\n");
         put_inject(&sb, &s->namespaces[i].inject, "      ");
+        if (s->namespaces[i].gke_networks_set)
+            put_gke_networks(&sb, s->namespaces[i].gke_networks,
+                             s->namespaces[i].n_gke_networks, "    ", true);
     }
+    put_gke_networks(&sb, s->gke_networks, s->n_gke_networks, "", false);
     /* Only the switches off the default (warn): policies written before
      * frameworks existed print as they did. */
     for (int i = 1, first = 1; i < FRAMEWORK_N; i++)

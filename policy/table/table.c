@@ -35,6 +35,34 @@ link_parse(const char *word, enum interconnect *out)
     return -1;
 }
 
+static const char *const gpudirect_names[] = {
+    [GPUDIRECT_NONE] = "none",
+    [GPUDIRECT_TCPX] = "tcpx",
+    [GPUDIRECT_TCPXO] = "tcpxo",
+    [GPUDIRECT_RDMA] = "rdma",
+};
+
+const char *
+gpudirect_name(enum gpudirect g)
+{
+    if ((size_t)g >= sizeof(gpudirect_names) / sizeof(gpudirect_names[0]))
+        return NULL;
+    return gpudirect_names[g];
+}
+
+int
+gpudirect_parse(const char *word, enum gpudirect *out)
+{
+    for (size_t i = 1; i < sizeof(gpudirect_names) / sizeof(gpudirect_names[0]);
+         i++) {
+        if (strcmp(word, gpudirect_names[i]) == 0) {
+            *out = (enum gpudirect)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 bool
 link_is_nvlink(enum interconnect link)
 {

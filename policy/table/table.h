@@ -24,6 +24,24 @@ enum interconnect {
     LINK_UNKNOWN,
 };
 
+/*
+ * gkeGPUDirect: the GPUDirect stack of a GKE machine type, which says
+ * what a whole-node pod needs beside the interface annotation
+ * (policy/pod/gpudirect.c): the receive-data-path manager sidecar and its
+ * NRI device annotation for TCPX (a3-highgpu, a3-edgegpu) and TCPXO
+ * (a3-megagpu), the gIB NCCL plugin for RDMA (a3-ultragpu, a4, a4x).
+ */
+enum gpudirect {
+    GPUDIRECT_NONE,
+    GPUDIRECT_TCPX,
+    GPUDIRECT_TCPXO,
+    GPUDIRECT_RDMA,
+};
+
+/* "tcpx", "tcpxo", "rdma" ("none" for GPUDIRECT_NONE). */
+const char *gpudirect_name(enum gpudirect g);
+int gpudirect_parse(const char *word, enum gpudirect *out);
+
 /* The NIC resource of a row that names none: AWS EFA. */
 #define TABLE_NIC_DEFAULT "vpc.amazonaws.com/efa"
 
@@ -76,6 +94,13 @@ struct instance_type {
     int efa;
     char *nic_resource;   /* NULL: TABLE_NIC_DEFAULT; see type_nic_resource */
     char *nic_annotation; /* the pod annotation that attaches NICs, or NULL */
+    /*
+     * nicsNeedEvidence: the platform's default setup advertises no
+     * nic_resource (OCI OKE reaches its RDMA NICs by hostNetwork), so it
+     * is added only where the cluster view shows nodes that advertise it.
+     */
+    bool nics_need_evidence;
+    enum gpudirect gke_gpudirect; /* gkeGPUDirect, with nic_annotation */
     bool gpudirect_rdma;
     char *host_memory; /* a quantity: "1152Gi" */
     char *shm;         /* /dev/shm sizeLimit to give: "144Gi" */

@@ -976,6 +976,40 @@ def _(n):
               resource_claims=CD_CLAIM + RDMA_CLAIM)
 
 
+# Node facts the table cannot know (issue 45 point 5): the view's GB200
+# nodes carry GFD's driver label; below R595 GPUDirect RDMA over EFA needs
+# NVreg_GrdmaPciTopoCheckOverride=1, and NVIDIA lists R595 as incompatible
+# with it on P6e-GB200 EFA (policy/pod/nodefacts.c has the sources).
+GB200_DRIVERS = "--nodes test/nodes/eks-p6e-gb200-drivers.yaml"
+GPU_TAINT_OK = [{"key": "nvidia.com/gpu", "operator": "Exists",
+                 "effect": "NoSchedule"}]
+
+
+@case("view-gb200-driver-r580-override-warn", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r580"},
+              tolerations=GPU_TAINT_OK)
+
+
+@case("view-gb200-driver-r595-efa-warn", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=8, nproc="4", gpu=4, index=6,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r595"},
+              tolerations=GPU_TAINT_OK)
+
+
+# A job of one pod keeps its traffic in the node: no NIC fact is told.
+@case("view-gb200-driver-one-pod-silent", args=GB200_DRIVERS)
+def _(n):
+    return tj(n, job="llama-405b", nnodes=1, nproc="4", gpu=4, index=0,
+              cpu="120", memory="800Gi", resource_claims=CD_CLAIM,
+              node_selector={"karpenter.sh/nodepool": "gb200-r580"},
+              tolerations=GPU_TAINT_OK)
+
+
 # IMEX channels from a node daemon, without DRA: the job's env says so
 # (NVIDIA_IMEX_CHANNELS, NCCL_MNNVL_ENABLE=1), and that is the evidence.
 
@@ -1144,6 +1178,17 @@ def _(n):
         n, job="llama3-8b-fsdp", rtype="worker", index=0, masters=1,
         workers=1, nproc="8", gpu=8,
         node_selector=it("ml.p4d.24xlarge")), TRAINING_OPERATOR)
+
+
+# HyperPod's CLI gives a multi-node job vpc.amazonaws.com/efa: 1
+# (aws/sagemaker-hyperpod-cli#318); the pod keeps it and is told the
+# CLI's --efa flags (#345) for the node's 32.
+@case("hyperpod-p5-efa-1-of-32-warn")
+def _(n):
+    return review(n, pytorchjob_pod(
+        n, job="llama3-70b-fsdp", rtype="worker", index=0, masters=1,
+        workers=1, nproc="8", gpu=8, efa=1,
+        node_selector=it("ml.p5.48xlarge")), TRAINING_OPERATOR)
 
 
 # envProfile legacy-efa (off by default): FI_PROVIDER on every EFA row,
@@ -1951,6 +1996,202 @@ def _(n):
     return tj_2x8(n, node_selector=it("a3-megagpu-8g"))
 
 
+# GKE GPUDirect (issue 45 point 3): a whole-node pod of a multi-pod job
+# needs the interface annotations naming the cluster's networks, and for
+# TCPX/TCPXO the receive data path manager sidecar with its NRI device
+# annotation, for RDMA the gIB plugin mount and its NCCL env. The pieces
+# and the network names are those of GoogleCloudPlatform/container-engine-
+# accelerators gpudirect-tcpx/nccl-test-latest.yaml, gpudirect-tcpxo/
+# nccl-test-latest.yaml and gpudirect-rdma/nccl-test.yaml, nccl-test-a4.yaml.
+# Lacking: warned. With the policy's gkeNetworks: the annotations patched.
+# Complete: silent.
+GKE_TCPX_IFS = [("eth0", "default")] + [
+    ("eth%d" % i, "vpc%d" % i) for i in range(1, 5)]
+GKE_TCPXO_IFS = [("eth0", "default")] + [
+    ("eth%d" % i, "vpc%d" % i) for i in range(1, 9)]
+GKE_RDMA_IFS = [("eth0", "default")] + [
+    ("eth%d" % (i + 2), "rdma-%d" % i) for i in range(8)]
+
+
+def gke_networks_yaml(rows):
+    out = "gkeNetworks:\n"
+    for t, ifs in rows:
+        out += "  - instanceType: %s\n    interfaces:\n" % t
+        for i, net in ifs:
+            out += "      - {interfaceName: %s, network: %s}\n" % (i, net)
+    return out
+
+
+GKE_NETS = POLICY_HEAD + gke_networks_yaml([
+    ("a3-highgpu-8g", GKE_TCPX_IFS), ("a3-megagpu-8g", GKE_TCPXO_IFS),
+    ("a3-ultragpu-8g", GKE_RDMA_IFS), ("a4-highgpu-8g", GKE_RDMA_IFS)])
+
+
+def gke_if_annotations(ifs):
+    text = "[\n" + ",\n".join(
+        '  {"interfaceName":"%s","network":"%s"}' % f for f in ifs) + "\n]\n"
+    return {"networking.gke.io/default-interface": "eth0",
+            "networking.gke.io/interfaces": text}
+
+
+GKE_NRI_DEVICES = "".join("- path: /dev/nvidia%d\n" % i for i in range(8)) + \
+    "- path: /dev/nvidiactl\n- path: /dev/nvidia-uvm\n"
+GKE_LIBS = {"name": "libraries",
+            "hostPath": {"path": "/home/kubernetes/bin/nvidia/lib64",
+                         "type": ""}}
+
+
+def gke_rxdm(stack):
+    """The pod pieces of a TCPX or TCPXO manifest: the sidecar, its NRI
+    annotation, the volumes."""
+    if stack == "tcpx":
+        name, image = "tcpx-daemon", ("us-docker.pkg.dev/gce-ai-infra/"
+                                      "gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
+        devices = GKE_NRI_DEVICES
+        args = ["/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset",
+                "a3vm", "--gpu_shmem_type", "fd", "--uds_path", "/run/tcpx"]
+        caps = ["NET_ADMIN"]
+    else:
+        name, image = "tcpxo-daemon", ("us-docker.pkg.dev/gce-ai-infra/"
+                                       "gpudirect-tcpxo/tcpgpudmarxd-dev:"
+                                       "v1.0.21")
+        devices = GKE_NRI_DEVICES + "- path: /dev/dmabuf_import_helper\n"
+        args = ["/fts/entrypoint_rxdm_container.sh", "--num_hops=2"]
+        caps = ["NET_ADMIN", "NET_BIND_SERVICE"]
+    sidecar = {"name": name, "image": image, "command": ["/bin/sh", "-c"],
+               "args": [" ".join(args)],
+               "securityContext": {"capabilities": {"add": caps}},
+               "volumeMounts": [{"name": "libraries",
+                                 "mountPath": "/usr/local/nvidia/lib64"}],
+               "resources": {}}
+    return {"annotations": {"devices.gke.io/container." + name: devices},
+            "extra_containers": [sidecar], "volumes": [GKE_LIBS]}
+
+
+GKE_GIB = {"volumes": [{"name": "gib", "hostPath": {
+               "path": "/home/kubernetes/bin/gib", "type": ""}}],
+           "mounts": [{"name": "gib", "mountPath": "/usr/local/gib"}]}
+GKE_GIB_ARGS = ["-c", "source /usr/local/gib/scripts/set_nccl_env.sh && "
+                "exec torchrun /workspace/train.py"]
+
+
+def gke_pod(n, t, ifs=None, rxdm=None, gib=False, gib_env=False, **kw):
+    ann = dict(gke_if_annotations(ifs)) if ifs else {}
+    if rxdm:
+        pieces = gke_rxdm(rxdm)
+        ann.update(pieces["annotations"])
+        kw["extra_containers"] = pieces["extra_containers"]
+        kw["volumes"] = pieces["volumes"]
+    if gib:
+        kw["volumes"] = GKE_GIB["volumes"]
+        kw["mounts"] = GKE_GIB["mounts"]
+    if gib_env:
+        kw["args"] = GKE_GIB_ARGS
+    return tj_2x8(n, node_selector=it(t), annotations=ann or None, **kw)
+
+
+@case("gke-a3-high-2x8-tcpx-lacking-warn")
+def _(n):
+    return gke_pod(n, "a3-highgpu-8g")
+
+
+@case("gke-a3-high-2x8-tcpx-policy-networks-patch", policy=GKE_NETS)
+def _(n):
+    return gke_pod(n, "a3-highgpu-8g", rxdm="tcpx")
+
+
+@case("gke-a3-high-2x8-tcpx-complete-silent")
+def _(n):
+    return gke_pod(n, "a3-highgpu-8g", ifs=GKE_TCPX_IFS, rxdm="tcpx")
+
+
+@case("gke-a3-high-2x8-tcpx-sidecar-no-nri-warn")
+def _(n):
+    pod = gke_pod(n, "a3-highgpu-8g", ifs=GKE_TCPX_IFS, rxdm="tcpx")
+    del pod["request"]["object"]["metadata"]["annotations"][
+        "devices.gke.io/container.tcpx-daemon"]
+    return pod
+
+
+@case("gke-a3-mega-2x8-tcpxo-policy-networks-patch", policy=GKE_NETS)
+def _(n):
+    return gke_pod(n, "a3-megagpu-8g", rxdm="tcpxo")
+
+
+@case("gke-a3-mega-2x8-tcpxo-complete-silent")
+def _(n):
+    return gke_pod(n, "a3-megagpu-8g", ifs=GKE_TCPXO_IFS, rxdm="tcpxo")
+
+
+@case("gke-a3-ultra-2x8-rdma-lacking-warn")
+def _(n):
+    return gke_pod(n, "a3-ultragpu-8g")
+
+
+@case("gke-a3-ultra-2x8-rdma-policy-networks-patch", policy=GKE_NETS)
+def _(n):
+    return gke_pod(n, "a3-ultragpu-8g", gib=True, gib_env=True)
+
+
+@case("gke-a3-ultra-2x8-rdma-complete-silent")
+def _(n):
+    return gke_pod(n, "a3-ultragpu-8g", ifs=GKE_RDMA_IFS, gib=True,
+                   gib_env=True)
+
+
+@case("gke-a4-2x8-rdma-lacking-warn")
+def _(n):
+    return gke_pod(n, "a4-highgpu-8g", gib=True)
+
+
+@case("gke-a4-2x8-rdma-policy-networks-patch", policy=GKE_NETS)
+def _(n):
+    return gke_pod(n, "a4-highgpu-8g", gib=True, gib_env=True)
+
+
+@case("gke-a4-2x8-rdma-complete-silent")
+def _(n):
+    return gke_pod(n, "a4-highgpu-8g", ifs=GKE_RDMA_IFS, gib=True,
+                   gib_env=True)
+
+
+# No type pinned: the view's GKE nodes (test/nodes/gke-a3-mega.yaml) say
+# that nvidia-h100-mega-80gb is a3-megagpu-8g, and so TCPXO.
+@case("view-gke-accelerator-a3-mega-2x8-tcpxo-lacking-warn",
+      args="--nodes test/nodes/gke-a3-mega.yaml")
+def _(n):
+    return tj_2x8(n, node_selector={
+        "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"},
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists",
+                      "effect": "NoSchedule"}])
+
+
+# Managed RDMA: a DRA claim of mrdma.google.com devices attaches the NICs
+# (gpudirect-rdma/nccl-test-managed-rdma.yaml): no interface annotation.
+@case("gke-a4-2x8-rdma-dra-claim-no-interfaces-needed")
+def _(n):
+    return gke_pod(n, "a4-highgpu-8g", gib=True, gib_env=True,
+                   resource_claims=[{"name": "rdma",
+                                     "resourceClaimTemplateName":
+                                         "nccl-test-all-mrdma"}],
+                   container_claims=[{"name": "rdma"}])
+
+
+# A namespace whose own gkeNetworks is empty gets no networks patched.
+@case("gke-a4-2x8-namespace-no-networks-warn", policy=GKE_NETS.replace(
+    "namespaces: []\n", "namespaces:\n  - name: ml-training\n"
+    "    gkeNetworks: []\n"))
+def _(n):
+    return gke_pod(n, "a4-highgpu-8g", gib=True, gib_env=True)
+
+
+# A split pod on a GPUDirect type is judged as fragmented; the GPUDirect
+# pieces are told only to whole-node pods.
+@case("gke-a3-mega-16x1-split-not-told-gpudirect", args="--mode warn")
+def _(n):
+    return tj_16x1(n, node_selector=it("a3-megagpu-8g"))
+
+
 @case("aks-nd-h100-v5-2x8-rdma-ib-mutate")
 def _(n):
     return tj_2x8(n, node_selector=it("Standard_ND96isr_H100_v5"))
@@ -2149,10 +2390,32 @@ def _(n):
 # OCI OKE with the Network Operator: nvidia.com/rdma-vf, 16 VFs on the
 # dual-port BM.GPU.H100.8 (oracle-quickstart/oci-hpc-oke docs/using-rdma-
 # network-interfaces-in-manifests.md). The pod that asks for them itself,
-# as that page's manifest does, is left as it is.
-@case("oci-h100-2x8-rdma-vf-mutate")
+# as that page's manifest does, is left as it is. The operator is a preview
+# option, off by default (terraform/schema.yaml), so the rows say
+# nicsNeedEvidence (issue 45): with no view, or a view of the default
+# hostNetwork nodes, no VF is added and a warning says what to do; a view
+# whose nodes advertise the VFs gets them added.
+OKE_VF_VIEW = "--nodes test/nodes/oke-h100-rdma-vf.yaml"
+OKE_HOST_VIEW = "--nodes test/nodes/oke-h100-hostnetwork.yaml"
+
+
+@case("oci-h100-2x8-no-view-no-rdma-vf-warn")
 def _(n):
     return tj_2x8(n, node_selector=it("BM.GPU.H100.8"))
+
+
+@case("view-oci-h100-2x8-vf-nodes-rdma-vf-added", args=OKE_VF_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists",
+                                "effect": "NoSchedule"}])
+
+
+@case("view-oci-h100-2x8-hostnetwork-nodes-none-added", args=OKE_HOST_VIEW)
+def _(n):
+    return tj_2x8(n, node_selector=it("BM.GPU.H100.8"),
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists",
+                                "effect": "NoSchedule"}])
 
 
 @case("oci-rdma-vf-16-asked-kept")

@@ -271,6 +271,10 @@ test_nic_resources(void)
     t = snapshot_lookup(s, "BM.GPU.H100.8");
     CHECK_STR(t ? type_nic_resource(t) : NULL, "nvidia.com/rdma-vf");
     CHECK_INT(t ? t->efa : -1, 16);
+    /* OKE's default reaches the NICs by hostNetwork: VFs need evidence. */
+    CHECK(t != NULL && t->nics_need_evidence);
+    t = snapshot_lookup(s, "Standard_ND96isr_H100_v5");
+    CHECK(t != NULL && !t->nics_need_evidence);
     /* GKE attaches its NICs by annotation: no resource to patch. */
     t = snapshot_lookup(s, "a3-megagpu-8g");
     CHECK(t != NULL && type_nic_resource(t) == NULL);
@@ -288,6 +292,88 @@ test_nic_resources(void)
                 CHECK_STR(nic, "vpc.amazonaws.com/efa");
     }
     snapshot_unref(s);
+}
+
+/* gkeNetworks: read, looked up by namespace and type, printed back. */
+static void
+test_gke_networks(void)
+{
+    static const char text[] =
+        "gkeNetworks:\n"
+        "  - instanceType: a3-megagpu-8g\n"
+        "    interfaces:\n"
+        "      - {interfaceName: eth0, network: default}\n"
+        "      - {interfaceName: eth1, network: vpc1}\n"
+        "namespaces:\n"
+        "  - name: none-here\n"
+        "    gkeNetworks: []\n"
+        "  - name: own\n"
+        "    gkeNetworks:\n"
+        "      - instanceType: a4-highgpu-8g\n"
+        "        interfaces: [{interfaceName: eth2, network: rdma-0}]\n";
+    struct load_error err;
+    struct snapshot *s = load(text, &err), *b = NULL;
+    const struct gke_networks *g;
+    const struct instance_type *t;
+    char *first = NULL, *second = NULL;
+
+    CHECK(s != NULL);
+    if (s == NULL) {
+        fprintf(stderr, "%d:%d: %s\n", err.line, err.column, err.message);
+        return;
+    }
+    t = snapshot_lookup(s, "a3-megagpu-8g");
+    CHECK_STR(t ? gpudirect_name(t->gke_gpudirect) : NULL, "tcpxo");
+    t = snapshot_lookup(s, "a3-highgpu-8g");
+    CHECK_STR(t ? gpudirect_name(t->gke_gpudirect) : NULL, "tcpx");
+    t = snapshot_lookup(s, "a4-highgpu-8g");
+    CHECK_STR(t ? gpudirect_name(t->gke_gpudirect) : NULL, "rdma");
+    g = snapshot_gke_networks(s, "ml", "a3-megagpu-8g");
+    CHECK_STR(g ? g->annotation : NULL,
+              "[{\"interfaceName\":\"eth0\",\"network\":\"default\"},"
+              "{\"interfaceName\":\"eth1\",\"network\":\"vpc1\"}]");
+    CHECK(snapshot_gke_networks(s, "ml", "a4-highgpu-8g") == NULL);
+    /* A namespace's own list, even empty, replaces the policy's. */
+    CHECK(snapshot_gke_networks(s, "none-here", "a3-megagpu-8g") == NULL);
+    CHECK(snapshot_gke_networks(s, "own", "a3-megagpu-8g") == NULL);
+    g = snapshot_gke_networks(s, "own", "a4-highgpu-8g");
+    CHECK_STR(g ? g->ifs[0].network : NULL, "rdma-0");
+    first = snapshot_print(s);
+    b = first ? snapshot_parse(first, strlen(first), "test.yaml", NULL, &err)
+              : NULL;
+    CHECK(b != NULL);
+    second = b ? snapshot_print(b) : NULL;
+    CHECK_STR(first, second);
+    free(first);
+    free(second);
+    snapshot_unref(b);
+    snapshot_unref(s);
+}
+
+static void
+test_gke_network_errors(void)
+{
+    expect_error("gkeNetworks:\n"
+                 "  - instanceType: p5.48xlarge\n"
+                 "    interfaces: [{interfaceName: eth0, network: default}]\n",
+                 2, 19,
+                 "instanceType 'p5.48xlarge' is not a row whose NICs come by "
+                 "nicAnnotation");
+    expect_error("gkeNetworks:\n"
+                 "  - instanceType: a4-highgpu-8g\n"
+                 "    interfaces: [{interfaceName: eth0, network: \"a b\"}]\n",
+                 3, 49,
+                 "network must be letters, digits, '.', '_' or '-', not "
+                 "'a b'");
+    expect_error("gkeNetworks:\n"
+                 "  - instanceType: a4-highgpu-8g\n"
+                 "    interfaces: [{interfaceName: eth0, network: a},\n"
+                 "                 {interfaceName: eth0, network: b}]\n",
+                 4, 18, "'a4-highgpu-8g': interfaceName 'eth0' twice");
+    expect_error("gkeNetworks:\n"
+                 "  - instanceType: a4-highgpu-8g\n"
+                 "    interfaces: []\n",
+                 3, 17, "'a4-highgpu-8g': interfaces needs at least one");
 }
 
 static void
@@ -313,6 +399,23 @@ test_product_errors(void)
     expect_error(text, 2, 5,
                  "'a3-ultragpu-8g' names how its NICs attach but has none "
                  "(efa: 0)");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicResource: rdma/ib\n    gkeGPUDirect: rdma", "[]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g': gkeGPUDirect goes with the NICs' "
+                 "nicAnnotation");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicAnnotation: networking.gke.io/interfaces\n"
+             "    gkeGPUDirect: roce", "[]");
+    expect_error(text, 10, 19,
+                 "unknown gkeGPUDirect 'roce' (tcpx, tcpxo or rdma)");
+    snprintf(text, sizeof(text), "instanceTypes:\n" TYPE_GKE, "8",
+             "nicAnnotation: networking.gke.io/interfaces\n"
+             "    nicsNeedEvidence: true",
+             "[]");
+    expect_error(text, 2, 5,
+                 "'a3-ultragpu-8g': nicsNeedEvidence holds back a NIC "
+                 "resource, and the row has none (efa: 0 or nicAnnotation)");
     expect_error(PRODUCT_HEAD "  - name: H200-SXM\n"
                               "    accelerator: H200\n"
                               "    labels: [H100]\n",
@@ -846,6 +949,8 @@ main(void)
     test_print_escapes_line_breaks();
     test_nic_resources();
     test_product_errors();
+    test_gke_networks();
+    test_gke_network_errors();
     test_product_print();
     test_overlay_change_and_add();
     test_overlay_settings();
