@@ -13,9 +13,8 @@
  * 595.91.07 release notes list R595 as backward incompatible with
  * P6e-GB200 EFA; AICR measured NCCL aborting on p6e-gb300 under 595.91.07
  * and holds its driver at 580 (aicr#2383, aicr#2439, aicr#2459). The
- * sources disagree with shared/research/platform-facts.md 14 ("with
- * driver < R595 ... needs the override", read as R595 needing none):
- * both hold below R595, and at R595 and later on EFA the sources say it
+ * sources disagree with the reading that R595 and later need no
+ * override and just work: both hold below R595, and at R595 and later on EFA the sources say it
  * breaks, so that is warned too. The module parameter itself is not in
  * any label: the warning says what to check.
  *

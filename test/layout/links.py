@@ -64,6 +64,12 @@ def anchors(path, cache={}):
     return out
 
 
+# The research notes beside the repo: a fact taken from them is cited
+# from docs/facts/, which the repo carries. Fuzz inputs are frozen as
+# found. Joined, so that this file does not cite it.
+RESEARCH = "/".join(("shared", "research"))
+
+
 def text_files(root):
     for d, dirs, files in os.walk(root):
         if d == root:
@@ -101,7 +107,11 @@ def check(root):
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.readlines()
         is_md = path.endswith(".md")
+        frozen = os.path.relpath(path, root).startswith("test/fuzz/")
         for n, line in enumerate(lines, 1):
+            if RESEARCH in line and not frozen:
+                bad(path, n, "cites %s, which is not in the repo: cite the "
+                    "fact's page in docs/facts/" % RESEARCH)
             for m in CITE.finditer(line):
                 c = m.group(0)
                 if "#" not in c and not c.startswith("docs/facts/"):
@@ -190,6 +200,7 @@ def self_test(script):
             return "a tree whose citations resolve failed:\n" + out.stdout
         with open(os.path.join(tmp, "x.c"), "a") as f:
             f.write("/* %s#trainer-v3 */\n" % page)
+            f.write("/* %s/x.md 1.2 */\n" % RESEARCH)
         with open(os.path.join(tmp, "docs", "facts", "a.md"), "a") as f:
             f.write("Another [K2].\n")
         os.makedirs(os.path.join(tmp, "deploy"))
@@ -199,6 +210,8 @@ def self_test(script):
                              capture_output=True, text=True)
         if out.returncode == 0 or "x.c:2: %s#trainer-v3" % page not in out.stdout:
             return "a broken anchor went unnoticed:\n" + out.stdout
+        if "x.c:3: cites" not in out.stdout:
+            return "a citation of the research notes went unnoticed:\n" + out.stdout
         if "[K2] has no entry" not in out.stdout:
             return "a key without a source went unnoticed:\n" + out.stdout
         if "policy.yaml:1: [K3]" not in out.stdout or "[K4]" in out.stdout:
