@@ -21,7 +21,7 @@
 #define ARENA_GAP 0
 #endif
 
-/* A 6 KB review's tree takes about 30 KB; a 60 KB one about 200 KB. */
+/* A 6 KB review's tree takes about 30 KB; a 60 KB one about 300 KB. */
 #define ARENA_FIRST (64 * 1024)
 #define ARENA_ALIGN 16
 

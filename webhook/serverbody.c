@@ -135,7 +135,8 @@ server_take_spare(struct server *srv, struct request *req, size_t cap)
 
     if (t == NULL || t->spare == NULL || t->spare_size < cap)
         return false;
-    memcpy(t->spare, req->body, req->len);
+    if (req->len > 0) /* a chunked body's first piece finds none */
+        memcpy(t->spare, req->body, req->len);
     free(req->body);
     req->body = t->spare;
     req->room = t->spare_size;

@@ -341,7 +341,7 @@ test_blocked(void)
 {
     enum { LINE = 100, MORE = 1000 };
     struct drain d = {0};
-    char line[LINE + 1];
+    char line[LINE + 32]; /* room for the widest %ld; each line is LINE */
     uint64_t before = logring_dropped();
     long queued = 0, pipe_size, next = 0, bad = 0;
     pthread_t th;
@@ -354,8 +354,9 @@ test_blocked(void)
     CHECK(pipe_size > 0);
     CHECK_INT(logring_start(pfd[1], NULL), 0);
     while (queued < 2 * LOGRING_SIZE / LINE) {
-        snprintf(line, sizeof(line), "line %08ld %*s\n", queued, LINE - 15,
-                 "-");
+        if (snprintf(line, sizeof(line), "line %08ld %*s\n", queued,
+                     LINE - 15, "-") != LINE)
+            break;
         if ((rc = logring_push(line, LINE)) != 0)
             break;
         queued++;
