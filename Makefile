@@ -64,7 +64,7 @@ BENCH_DEPS = wrk nghttp2-client golang-1.19-go nginx util-linux curl \
 .PHONY: all run test unit golden golden-update e2e corpus valgrind \
 	deps test-deps clean sanitize bench bench-deps bench-decide \
 	bench-parse-bins bench-parse bench-parse-bundle bench-cold \
-	bench-lines bench-threads bench-check
+	bench-lines bench-threads bench-bodies bench-check
 
 all: $(BUILD)/topogate $(BUILD)/topogate-certgen $(BUILD)/topogate-kubewatch
 
@@ -373,6 +373,15 @@ bench-threads: deps
 	@$(MAKE) --no-print-directory all $(OPENLOOP)
 	@test/bench/thread-cost.sh $(BUILD)/topogate $(BUILD)/topogate-certgen \
 		$(OPENLOOP) $(SHARED)/bench/fixtures/p4d-training.json
+
+# What a review costs per KB of body, 16 KiB to 1 MiB, and the page faults
+# a review takes (test/bench/body-sweep.sh): large bodies as cheap per KB
+# as small ones (issue 49).
+bench-bodies: deps
+	$(call install_missing,util-linux curl python3)
+	@$(MAKE) --no-print-directory all $(OPENLOOP)
+	@SHARED=$(SHARED) test/bench/body-sweep.sh $(BUILD)/topogate \
+		$(BUILD)/topogate-certgen $(OPENLOOP)
 
 # topogate's parse beside simdjson's, the fastest parser we know of, on the
 # same reviews (test/bench/parse-peer.sh): how far a parse can go.

@@ -1,13 +1,22 @@
 /*
  * logring.c - a byte ring under one mutex, drained by a writer thread.
  *
- * A push is two memcpy() under the lock and, rarely, a condition signal.
- * The writer takes [head, head + len) as it stands, writes it with the
- * lock released (pushers only ever write past head + len, so nobody
- * touches those bytes), then gives the space back. It waits between
- * batches so that one writev() carries many lines, and it runs as
- * SCHED_BATCH: its wake-up never preempts a request thread on the same
- * CPU, and it still gets a fair share of a busy CPU.
+ * A push is two memcpy() under the lock and, rarely, a condition signal;
+ * it never waits for room. The writer takes up to LOGRING_HIGH bytes from
+ * head, writes them with the lock released (pushers only ever write past
+ * head + len, so nobody touches those bytes), gives that space back, and
+ * takes the next piece while any is queued. It waits between batches so
+ * that one writev() carries many lines, and it runs as SCHED_BATCH: its
+ * wake-up never preempts a request thread on the same CPU, and it still
+ * gets a fair share of a busy CPU.
+ *
+ * Until issue 49 a push into a full ring waited up to 100 ms for room,
+ * and the writer gave the room back only once its whole batch was
+ * written: with the log in a file, a write held up by the page cache or
+ * the disk (or a writer short of CPU) could hold up every review whose
+ * line came next. A line lost is counted
+ * (topogate_log_dropped_lines_total) and reported; a review kept
+ * waiting is not.
  */
 #include "lib/logring.h"
 
@@ -31,22 +40,19 @@
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t wake;  /* the writer waits here */
-    pthread_cond_t space; /* pushers wait here for room */
+    pthread_cond_t wake; /* the writer waits here */
     pthread_t thread;
     bool started;     /* a thread was created and not yet joined */
     bool running;     /* pushes are queued; false once the thread drained */
     bool stopping;    /* drain, report, then end */
     bool idle;        /* the writer waits for a push, with no timeout */
-    bool stuck;       /* a push waited LOGRING_WAIT_MS in vain: drop at once */
-    unsigned waiting; /* pushers waiting for room */
     size_t head, len;
+    uint64_t reported_at_start; /* ring_dropped when the thread was made */
     int fd;
     void (*report)(uint64_t dropped);
 } ring = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
-    .space = PTHREAD_COND_INITIALIZER,
 };
 static char ring_buf[LOGRING_SIZE];
 static atomic_uint_least64_t ring_dropped;
@@ -121,8 +127,9 @@ ring_main(void *arg)
     struct sched_param sp = {.sched_priority = 0};
     struct timespec until, now;
     time_t last_report = 0;
-    /* A writer started again reports only the drops since its start. */
-    uint64_t reported = atomic_load(&ring_dropped);
+    /* A writer started again reports only the drops since its start:
+     * taken before the thread was made, which may run late. */
+    uint64_t reported = ring.reported_at_start;
     unsigned quiet = 0;
 
     (void)arg;
@@ -147,17 +154,17 @@ ring_main(void *arg)
                 break;
         }
         quiet = ring.len == 0 ? quiet + 1 : 0;
-        if (ring.len > 0) {
-            size_t start = ring.head, n = ring.len;
+        /* A piece at a time, each given back once written: a slow write
+         * holds up at most a quarter of the ring. */
+        while (ring.len > 0) {
+            size_t start = ring.head;
+            size_t n = ring.len < LOGRING_HIGH ? ring.len : LOGRING_HIGH;
 
             pthread_mutex_unlock(&ring.lock);
             ring_write(start, n);
             pthread_mutex_lock(&ring.lock);
             ring.head = (start + n) % LOGRING_SIZE;
             ring.len -= n;
-            ring.stuck = false;
-            if (ring.waiting > 0)
-                pthread_cond_broadcast(&ring.space);
         }
         uint64_t d = atomic_load(&ring_dropped);
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -179,7 +186,6 @@ ring_main(void *arg)
     /* Under the lock with nothing queued: later pushes write themselves,
      * after every line queued before them. */
     ring.running = false;
-    pthread_cond_broadcast(&ring.space);
     pthread_mutex_unlock(&ring.lock);
     return NULL;
 }
@@ -197,9 +203,10 @@ logring_start(int fd, void (*report)(uint64_t dropped))
         return -1;
     }
     ring.head = ring.len = 0;
-    ring.stopping = ring.idle = ring.stuck = false;
+    ring.stopping = ring.idle = false;
     ring.fd = fd;
     ring.report = report;
+    ring.reported_at_start = atomic_load(&ring_dropped);
     ring.running = true;
     /* No signal is ever delivered to the writer: sigwait() elsewhere. */
     sigfillset(&all);
@@ -220,7 +227,7 @@ logring_start(int fd, void (*report)(uint64_t dropped))
 int
 logring_push(const char *p, size_t n)
 {
-    size_t tail, first, before;
+    size_t tail, first, before, room;
     bool wake;
 
     pthread_mutex_lock(&ring.lock);
@@ -228,28 +235,12 @@ logring_push(const char *p, size_t n)
         pthread_mutex_unlock(&ring.lock);
         return -1;
     }
-    /* The writer itself (its drop report) never waits for itself. */
-    if (n > LOGRING_SIZE - ring.len && !ring.stuck &&
-        !pthread_equal(ring.thread, pthread_self())) {
-        struct timespec until;
-
-        deadline_in(&until, LOGRING_WAIT_MS);
-        ring.waiting++;
-        /* The writer is awake: the ring is past LOGRING_HIGH. */
-        while (n > LOGRING_SIZE - ring.len && !ring.stuck && ring.running &&
-               pthread_cond_clockwait(&ring.space, &ring.lock, CLOCK_MONOTONIC,
-                                      &until) == 0)
-            ;
-        ring.waiting--;
-        if (ring.running && n > LOGRING_SIZE - ring.len)
-            ring.stuck = true;
-    }
-    if (!ring.running || n > LOGRING_SIZE - ring.len) {
-        bool writes_itself = !ring.running;
-
+    room = LOGRING_SIZE - ring.len;
+    if (!pthread_equal(ring.thread, pthread_self()))
+        room = room > LOGRING_REPORT_ROOM ? room - LOGRING_REPORT_ROOM : 0;
+    /* No room: drop and count, never wait (see the top of this file). */
+    if (n > room) {
         pthread_mutex_unlock(&ring.lock);
-        if (writes_itself)
-            return -1;
         atomic_fetch_add(&ring_dropped, 1);
         return 1;
     }

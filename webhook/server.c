@@ -209,26 +209,49 @@ server_log(const struct review_result *r, const char *decision, uint64_t us)
     log_info_pieces(pieces, sizeof(pieces) / sizeof(pieces[0]));
 }
 
-/* This pool thread's arena, made at its first review; NULL when out of
- * memory. */
-static struct jsonarena *
-server_arena(struct server *srv)
+struct server_thread *
+server_thread(struct server *srv)
 {
-    struct jsonarena *a = pthread_getspecific(srv->arenas);
+    struct server_thread *t = pthread_getspecific(srv->threads);
 
-    if (a == NULL && (a = jsonarena_new()) != NULL &&
-        pthread_setspecific(srv->arenas, a) != 0) {
-        jsonarena_free(a);
-        a = NULL;
+    if (t != NULL)
+        return t;
+    if ((t = calloc(1, sizeof(*t))) == NULL)
+        return NULL;
+    if ((t->arena = jsonarena_new()) == NULL ||
+        pthread_setspecific(srv->threads, t) != 0) {
+        jsonarena_free(t->arena);
+        free(t);
+        return NULL;
     }
-    return a;
+    return t;
 }
 
-/* At a pool thread's exit: its arena, which only it used. */
+/* At a pool thread's exit: what it kept, which only it used. */
 static void
-server_arena_free(void *a)
+server_thread_free(void *p)
 {
-    jsonarena_free(a);
+    struct server_thread *t = p;
+
+    jsonarena_free(t->arena);
+    free(t->spare);
+    free(t);
+}
+
+/* After a review of len body bytes: a spare it did not need ages. */
+static void
+server_thread_age(struct server_thread *t, size_t len)
+{
+    if (t->spare == NULL)
+        return;
+    if (len > t->spare_size / 4) {
+        t->quiet = 0;
+    } else if (++t->quiet >= SERVER_SPARE_QUIET) {
+        free(t->spare);
+        t->spare = NULL;
+        t->spare_size = 0;
+        t->quiet = 0;
+    }
 }
 
 /* Last call: the whole body is in. */
@@ -237,12 +260,13 @@ server_review(struct server *srv, struct MHD_Connection *conn,
               struct request *req)
 {
     struct review_result res;
-    struct jsonarena *arena;
+    struct server_thread *t;
     struct snapshot *s;
     struct view *view;
     enum MHD_Result ret;
     char empty[1];
     uint64_t us;
+    size_t len;
     bool ok;
     int rc;
 
@@ -261,19 +285,21 @@ server_review(struct server *srv, struct MHD_Connection *conn,
                             "in flight",
                             NULL);
     }
-    if (req->refuse != 0 || (arena = server_arena(srv)) == NULL)
+    if (req->refuse != 0 || (t = server_thread(srv)) == NULL)
         return server_error(srv, conn, 500, "out of memory", NULL);
 
     memset(&res, 0, sizeof(res));
     s = server_snapshot(srv, &view);
     /* The body buffer holds len + 1 bytes; it is dropped just below. */
     rc = req->body != NULL
-             ? review_respond_in_place(arena, s, view, req->body, req->len,
-                                       &res)
-             : review_respond_in_place(arena, s, view, empty, 0, &res);
+             ? review_respond_in_place(t->arena, s, view, req->body,
+                                       req->len, &res)
+             : review_respond_in_place(t->arena, s, view, empty, 0, &res);
     view_unref(view);
     snapshot_unref(s);
+    len = req->len;
     server_drop_body(srv, req);
+    server_thread_age(t, len);
     if (rc != 0 || res.body == NULL) {
         review_result_free(&res);
         us = (deadline_now() - req->start) / 1000;
@@ -367,9 +393,9 @@ server_free(struct server *srv)
     if (srv == NULL)
         return;
     deadline_free(srv->deadline);
-    /* The pool threads have exited, each freeing its arena. */
-    if (srv->arenas_made)
-        pthread_key_delete(srv->arenas);
+    /* The pool threads have exited, each freeing what it kept. */
+    if (srv->threads_made)
+        pthread_key_delete(srv->threads);
     snapshot_unref(srv->snapshot);
     view_unref(srv->view);
     tls_creds_unref(srv->creds);
@@ -404,9 +430,9 @@ server_start(const struct server_config *cfg, struct snapshot *s,
         deadline_new("admission", SERVER_TIMEOUT + 1, SERVER_KEPT_S + 1,
                      SERVER_FIRST_MS, slots, SERVER_PER_ADDRESS);
     srv->bodies.limit = SERVER_BODY_BUDGET;
-    srv->arenas_made =
-        pthread_key_create(&srv->arenas, server_arena_free) == 0;
-    if (srv->deadline == NULL || !srv->arenas_made ||
+    srv->threads_made =
+        pthread_key_create(&srv->threads, server_thread_free) == 0;
+    if (srv->deadline == NULL || !srv->threads_made ||
         metrics_set_policy(m, s) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;

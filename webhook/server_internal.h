@@ -30,6 +30,18 @@
 /* The first allocation for a chunked body, whose length is not known. */
 #define SERVER_CHUNK (64 * 1024)
 
+/*
+ * A pool thread keeps one body buffer of more than SERVER_CHUNK bytes
+ * and at most SERVER_SPARE_MAX (a 1.5 MiB pod's review, grown by
+ * doubling) for its next large body, so that large bodies are not
+ * mapped and unmapped again for each review; it goes back after
+ * SERVER_SPARE_QUIET reviews in a row on that thread whose body was at
+ * most a quarter of it. With the arena's JSONARENA_KEEP this bounds what
+ * a pool thread keeps between reviews (docs/operating.md#memory).
+ */
+#define SERVER_SPARE_MAX (2 * 1024 * 1024)
+#define SERVER_SPARE_QUIET 256
+
 #define SERVER_JSON "application/json"
 
 struct server {
@@ -45,11 +57,19 @@ struct server {
     atomic_uint started;     /* requests ever begun: shows a quiet spell */
     struct budget bodies;    /* bytes of request bodies held */
     /*
-     * Each pool thread's arena for the reviews it reads (json/jsonread.h),
-     * made at its first review, reset after each, freed at its exit.
+     * Each pool thread's struct server_thread, made at its first review
+     * and freed at its exit.
      */
-    pthread_key_t arenas;
-    bool arenas_made;
+    pthread_key_t threads;
+    bool threads_made;
+};
+
+/* What a pool thread keeps from one review to the next; only it uses it. */
+struct server_thread {
+    struct jsonarena *arena; /* the reviews it reads (json/jsonread.h) */
+    char *spare;             /* a body buffer of spare_size bytes, or NULL */
+    size_t spare_size;
+    unsigned quiet;          /* reviews in a row that did not need it */
 };
 
 /* libmicrohttpd's socket context: what one connection holds. */
@@ -64,7 +84,8 @@ struct request {
     uint64_t start; /* CLOCK_MONOTONIC ns: the request line was in */
     char *body;     /* NUL-terminated once complete */
     size_t len;
-    size_t cap;
+    size_t cap;     /* bytes charged to the body budget */
+    size_t room;    /* bytes body holds: cap or more (a pool thread's spare) */
     int refuse; /* 413, 500 or 503: answer this instead of a review */
 };
 
@@ -97,6 +118,10 @@ void server_append(struct server *srv, struct request *req, const char *data,
 void server_drop_body(struct server *srv, struct request *req);
 
 /* server.c */
+
+/* The calling pool thread's record, made at its first call; NULL when out
+ * of memory (or not on a pool thread: then nothing is kept). */
+struct server_thread *server_thread(struct server *srv);
 
 /* Answers code with a metav1.Status body; a 500 if that cannot be built. */
 enum MHD_Result server_error(struct server *srv, struct MHD_Connection *conn,

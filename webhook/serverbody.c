@@ -98,14 +98,51 @@ server_begin(struct server *srv, struct MHD_Connection *conn, const char *url,
     return MHD_YES;
 }
 
-/* Frees the body and gives its bytes back to the budget. */
+/*
+ * Gives the body's bytes back to the budget and frees it, or keeps it as
+ * the pool thread's spare: the larger of the two, if under
+ * SERVER_SPARE_MAX.
+ */
 void
 server_drop_body(struct server *srv, struct request *req)
 {
-    free(req->body);
+    struct server_thread *t;
+
     budget_give(&srv->bodies, req->cap);
+    if (req->body != NULL && req->room > SERVER_CHUNK &&
+        req->room <= SERVER_SPARE_MAX &&
+        (t = pthread_getspecific(srv->threads)) != NULL &&
+        t->spare_size < req->room) {
+        free(t->spare);
+        t->spare = req->body;
+        t->spare_size = req->room;
+        t->quiet = 0;
+    } else {
+        free(req->body);
+    }
     req->body = NULL;
-    req->len = req->cap = 0;
+    req->len = req->cap = req->room = 0;
+}
+
+/*
+ * Moves the body into the pool thread's spare when it holds cap bytes;
+ * false when there is none, or it is too small.
+ */
+static bool
+server_take_spare(struct server *srv, struct request *req, size_t cap)
+{
+    struct server_thread *t = server_thread(srv);
+
+    if (t == NULL || t->spare == NULL || t->spare_size < cap)
+        return false;
+    if (req->len > 0) /* a chunked body's first piece finds none */
+        memcpy(t->spare, req->body, req->len);
+    free(req->body);
+    req->body = t->spare;
+    req->room = t->spare_size;
+    t->spare = NULL;
+    t->spare_size = 0;
+    return true;
 }
 
 /*
@@ -124,13 +161,19 @@ server_grow(struct server *srv, struct request *req, size_t cap)
         req->refuse = 503;
         goto drop;
     }
+    /* The budget counts cap; a spare may hold more than that already. */
+    if (cap <= req->room ||
+        (cap > SERVER_CHUNK && server_take_spare(srv, req, cap))) {
+        req->cap = cap;
+        return;
+    }
     if ((p = realloc(req->body, cap)) == NULL) {
         budget_give(&srv->bodies, cap - req->cap);
         req->refuse = 500;
         goto drop;
     }
     req->body = p;
-    req->cap = cap;
+    req->cap = req->room = cap;
     return;
 drop:
     server_drop_body(srv, req);

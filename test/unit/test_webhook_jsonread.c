@@ -12,6 +12,10 @@
  *   builds the same tree (number bits, links and all), managedFields
  *   emptied.
  *
+ * - the arena: a large tree's blocks are kept as one block across
+ *   resets, given back after JSONARENA_QUIET small reads in a row, and
+ *   never kept past JSONARENA_KEEP.
+ *
  * Every text is read twice, from a copy in the arena and in place (the
  * way `serve` reads a review), and both must agree
  * (test/unit/jsonread_arena.h). The trees are the arena's: read, never
@@ -661,6 +665,96 @@ print_files(int argc, char **argv)
     return 0;
 }
 
+/* "[{"k":"v0"},...]" of n members, a string the caller frees. */
+static char *
+array_of(int n, size_t *len)
+{
+    char *p = malloc((size_t)n * 24 + 3);
+    size_t k = 0;
+
+    if (p == NULL)
+        return NULL;
+    p[k++] = '[';
+    for (int i = 0; i < n; i++)
+        k += (size_t)sprintf(p + k, "%s{\"k\":\"v%d\"}", i > 0 ? "," : "",
+                             i);
+    p[k++] = ']';
+    p[k] = '\0';
+    *len = k;
+    return p;
+}
+
+/* Reads text into a and checks it was read. */
+static void
+read_ok(struct jsonarena *a, const char *text, size_t len)
+{
+    const cJSON *root = NULL;
+    char msg[128];
+
+    CHECK_INT(jsonread(a, text, len, &root, msg, sizeof(msg)), JSONREAD_OK);
+}
+
+static void
+test_arena_keeps(void)
+{
+    struct jsonarena *a = jsonarena_new();
+    size_t big_len, huge_len, one, held;
+    char *big = array_of(20000, &big_len), *huge = array_of(100000, &huge_len);
+
+    CHECK(a != NULL && big != NULL && huge != NULL);
+    if (a == NULL || big == NULL || huge == NULL)
+        goto done;
+    CHECK_INT(jsonarena_held(NULL), 0);
+    /* The first read takes a chain of blocks; its reset keeps none. */
+    read_ok(a, big, big_len);
+    CHECK(jsonarena_held(a) > 1024 * 1024);
+    jsonarena_reset(a);
+    CHECK_INT(jsonarena_held(a), 0);
+    /* The next takes one block that holds it all, which a reset keeps and
+     * the same read again does not grow. */
+    read_ok(a, big, big_len);
+    one = jsonarena_held(a);
+    CHECK(one > 1024 * 1024 && one <= JSONARENA_KEEP);
+    jsonarena_reset(a);
+    CHECK_INT(jsonarena_held(a), one);
+    read_ok(a, big, big_len);
+    CHECK_INT(jsonarena_held(a), one);
+    jsonarena_reset(a);
+    /* Small reads: the block stays for JSONARENA_QUIET - 1 of them in a
+     * row, a large one in between starts the count again, and the
+     * JSONARENA_QUIET-th gives it back. */
+    for (int i = 0; i < JSONARENA_QUIET - 1; i++) {
+        read_ok(a, "{\"k\":1}", 7);
+        jsonarena_reset(a);
+    }
+    CHECK_INT(jsonarena_held(a), one);
+    read_ok(a, big, big_len);
+    jsonarena_reset(a);
+    for (int i = 0; i < JSONARENA_QUIET - 1; i++) {
+        read_ok(a, "{\"k\":1}", 7);
+        jsonarena_reset(a);
+    }
+    CHECK_INT(jsonarena_held(a), one);
+    read_ok(a, "{\"k\":1}", 7);
+    jsonarena_reset(a);
+    held = jsonarena_held(a);
+    CHECK(held == 0);
+    read_ok(a, "{\"k\":1}", 7);
+    CHECK(jsonarena_held(a) > 0 && jsonarena_held(a) < one);
+    jsonarena_reset(a);
+    /* A tree past JSONARENA_KEEP is never kept, read after read. */
+    for (int i = 0; i < 2; i++) {
+        read_ok(a, huge, huge_len);
+        CHECK(jsonarena_held(a) > JSONARENA_KEEP);
+        jsonarena_reset(a);
+        CHECK_INT(jsonarena_held(a), 0);
+    }
+done:
+    free(big);
+    free(huge);
+    jsonarena_free(a);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -678,6 +772,7 @@ main(int argc, char **argv)
     test_strings_random();
     test_string_runs();
     test_against_cjson();
+    test_arena_keeps();
     printf("# read in place too: %lu texts\n", texts_read);
     CHECK(texts_read > 300000);
     CHECK_INT(in_place_differs, 0);

@@ -3,7 +3,8 @@
  * thread running, lines logged by many threads at once come out each
  * exactly once, whole, and each thread's in its order; log_stop() writes
  * everything still queued; a queue that cannot drain (its pipe is not
- * read) drops lines, counts every one, and says so once it drains.
+ * read) drops lines without waiting, counts every one, and says so; with
+ * the writer blocked, the queue's bounds hold to the line.
  * stderr is redirected to a file or a pipe for each part; the checks
  * print on the original stderr.
  */
@@ -253,7 +254,7 @@ test_full(void)
     struct drain d = {0};
     pthread_t th;
     uint64_t before = log_dropped(), dropped;
-    long others, seen;
+    long others, seen, reports = 0;
     int pfd[2];
 
     CHECK_INT(pipe(pfd), 0);
@@ -278,14 +279,25 @@ test_full(void)
     CHECK(d.text != NULL);
     if (d.text == NULL)
         return;
+    /* Every drop is reported: at once for the first ones (the writer may
+     * report while the flood goes on), the rest at the stop. */
     {
-        char want[128];
+        const char *head = "test warn: log: ";
+        unsigned long long sum = 0, n;
 
-        snprintf(want, sizeof(want),
-                 "test warn: log: %llu lines dropped, the log could not "
-                 "keep up",
-                 (unsigned long long)dropped);
-        CHECK(strstr(d.text, want) != NULL);
+        for (const char *p = strstr(d.text, head); p != NULL;
+             p = strstr(p + 1, head)) {
+            char tail[64];
+
+            if (sscanf(p + strlen(head), "%llu lines %63[a-z ,]", &n, tail) ==
+                    2 &&
+                strcmp(tail, "dropped, the log could not keep up ") == 0) {
+                sum += n;
+                reports++;
+            }
+        }
+        CHECK(reports >= 1);
+        CHECK_INT(sum, dropped);
     }
     /* Dropped lines leave gaps; check_lines wants consecutive numbers. */
     seen = 0;
@@ -312,7 +324,75 @@ test_full(void)
         CHECK_INT(bad, 0);
     }
     CHECK_INT(seen + (long)dropped, FLOOD);
-    CHECK_INT(others, 1); /* the report, and nothing else */
+    CHECK_INT(others, reports); /* the reports, and nothing else */
+    free(d.text);
+}
+
+/*
+ * The queue's bounds with its writer blocked on a pipe nobody reads:
+ * every push returns, without waiting for the writer; none is dropped
+ * before the queue holds LOGRING_SIZE bytes (less the writer's report
+ * room and a line); no more is queued than the queue and the pipe hold;
+ * each drop counts exactly its own line. Once the pipe is read, exactly
+ * the queued lines come out, whole and in order.
+ */
+static void
+test_blocked(void)
+{
+    enum { LINE = 100, PUSHES = 2 * LOGRING_SIZE / LINE };
+    static signed char rc[PUSHES];
+    struct drain d = {0};
+    char line[LINE + 32]; /* room for the widest %ld; each line is LINE */
+    uint64_t before = logring_dropped();
+    long queued = 0, first_drop = -1, pipe_size, bad = 0, next = 0;
+    pthread_t th;
+    int pfd[2];
+
+    CHECK_INT(pipe(pfd), 0);
+    /* A small pipe: the writer blocks in its first writes. */
+    (void)fcntl(pfd[1], F_SETPIPE_SZ, 4096);
+    pipe_size = fcntl(pfd[1], F_GETPIPE_SZ);
+    CHECK(pipe_size > 0);
+    CHECK_INT(logring_start(pfd[1], NULL), 0);
+    for (long i = 0; i < PUSHES; i++) {
+        CHECK_INT(snprintf(line, sizeof(line), "line %08ld %*s\n", i,
+                           LINE - 15, "-"),
+                  LINE);
+        rc[i] = (signed char)logring_push(line, LINE);
+        if (rc[i] == 0)
+            queued++;
+        else if (first_drop < 0)
+            first_drop = i;
+    }
+    CHECK_INT(logring_dropped() - before, PUSHES - queued);
+    CHECK(first_drop > 0);
+    /* Dropped only once the ring was full; never more than it and the
+     * pipe hold. */
+    CHECK(first_drop * LINE > LOGRING_SIZE - LOGRING_REPORT_ROOM - LINE);
+    CHECK(queued * LINE <= LOGRING_SIZE + pipe_size);
+
+    d.fd = pfd[0];
+    pthread_create(&th, NULL, drainer, &d);
+    logring_stop();
+    CHECK_INT(logring_push(line, LINE), -1); /* stopped: the caller writes */
+    close(pfd[1]);
+    pthread_join(th, NULL);
+    close(pfd[0]);
+    CHECK(d.text != NULL);
+    if (d.text == NULL)
+        return;
+    CHECK_INT((long)strlen(d.text), queued * LINE);
+    for (const char *p = d.text; *p != '\0'; p += LINE) {
+        long i;
+
+        while (next < PUSHES && rc[next] != 0)
+            next++;
+        if (sscanf(p, "line %8ld ", &i) != 1 || i != next ||
+            p[LINE - 1] != '\n')
+            bad++;
+        next++;
+    }
+    CHECK_INT(bad, 0);
     free(d.text);
 }
 
@@ -323,5 +403,6 @@ main(void)
     test_pieces();
     test_concurrent();
     test_full();
+    test_blocked();
     CHECK_DONE();
 }
