@@ -172,6 +172,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
 	@$(JSONREAD_ORACLE)
 	@test/kube/run.sh $(BUILD)
+	@test/kube/dra-helper.sh $(BUILD)/topogate
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/runtimes/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate

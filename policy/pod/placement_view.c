@@ -160,6 +160,13 @@ placement_kind(const struct snapshot *s, const struct node_kind *k,
         if (g)
             return row_from_product(g, v, k, r) ? view_product_keys[i] : NULL;
     }
+    /* GPUs known from the DRA driver's ResourceSlices alone (viewdra.h):
+     * their productName, in GFD's form, through the same table. */
+    const struct gpu_product *g = snapshot_product(s, k->dra_product);
+    if (g)
+        return row_from_product(g, k->dra_product, k, r)
+                   ? "ResourceSlice productName"
+                   : NULL;
     return NULL;
 }
 
