@@ -176,6 +176,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/runtimes/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate
+	@test/dra/run.sh $(BUILD)/topogate
 	@test/tables/run.sh $(BUILD)/topogate
 	@test/sched/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate

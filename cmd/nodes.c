@@ -24,7 +24,8 @@ static const char nodes_usage[] =
     "                      [-o text|json]\n"
     "\n"
     "  --nodes FILE       `kubectl get nodes -o yaml|json` (a List), Node,\n"
-    "                     ResourceFlavor, ClusterQueue and LocalQueue objects\n"
+    "                     ResourceFlavor, ClusterQueue, LocalQueue, and DRA's\n"
+    "                     DeviceClass, ResourceSlice, ResourceClaimTemplate\n"
     "  --kubeconfig FILE  list them from the cluster instead (in a pod: the\n"
     "                     service account, when neither is given)\n";
 

@@ -1437,8 +1437,12 @@ view_queue(const struct view *v, const char *ns, const char *local_queue)
 const cJSON *
 view_device_class(const struct view *v, const char *name)
 {
-    return v && name ? cJSON_GetObjectItemCaseSensitive(v->device_classes, name)
-                     : NULL;
+    char key[512];
+
+    if (v == NULL || name == NULL)
+        return NULL;
+    snprintf(key, sizeof(key), "/%s", name); /* object_key(): no namespace */
+    return cJSON_GetObjectItemCaseSensitive(v->device_classes, key);
 }
 
 const cJSON *

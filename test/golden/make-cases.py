@@ -952,6 +952,109 @@ def _(n):
     return tj_2x8(n, resource_claims=RDMA_CLAIM)
 
 
+# GPUs as DRA devices (issue 46): test/nodes/dra-h100-slices.yaml is two
+# HGX H100 nodes known only by the NVIDIA DRA driver's ResourceSlices,
+# dra-h100-plugin.yaml the same nodes by the device plugin and GFD. A
+# claim's GPUs come from its ResourceClaimTemplate in the view (same
+# namespace); test/dra/run.sh compares the decisions on the two views.
+
+DRA_NODES = "--nodes test/nodes/dra-h100-slices.yaml"
+PLUGIN_NODES = "--nodes test/nodes/dra-h100-plugin.yaml"
+
+
+def dra_claim(template):
+    return dict(gpu=None, resource_claims=[
+        {"name": "gpu", "resourceClaimTemplateName": template}],
+        container_claims=[{"name": "gpu"}])
+
+
+def tj_4x1(name, **kw):
+    kw.setdefault("cpu", "20")
+    kw.setdefault("memory", "200Gi")
+    kw.setdefault("nproc", "1")
+    return tj(name, job="llama3-8b-dra", nnodes=4, index=1, **kw)
+
+
+@case("view-dra-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("single-gpu"))
+
+
+@case("view-dra-plugin-4x1-gpu-deny", args=PLUGIN_NODES)
+def _(n):
+    return tj_4x1(n, gpu=1)
+
+
+@case("view-dra-4x1-gpu-limit-deny", args=DRA_NODES)
+def _(n):
+    # nvidia.com/gpu served by the driver's class (extendedResourceName).
+    return tj_4x1(n, gpu=1)
+
+
+@case("view-dra-claim-template-not-in-view-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("gpus-of-another-namespace"))
+
+
+@case("dra-claim-no-view-warn")
+def _(n):
+    return tj_4x1(n, **dra_claim("single-gpu"))
+
+
+@case("view-dra-claim-all-gpus-allow", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", **dra_claim("all-gpus"))
+
+
+@case("view-dra-claim-eight-gpus-allow", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", **dra_claim("eight-gpus"))
+
+
+@case("view-dra-plugin-eight-gpus-allow", args=PLUGIN_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", gpu=8)
+
+
+@case("view-dra-claim-first-available-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("gpu-first-available"))
+
+
+@case("view-dra-claim-narrowed-class-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("one-h100"))
+
+
+@case("view-dra-claim-mig-ungoverned", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("one-mig"))
+
+
+@case("view-dra-efa-claim-p4d-deny", args="--nodes test/nodes/eks-dranet-p4d.yaml")
+def _(n):
+    # kubernetes-sigs/dranet examples/aws_eks_examples/gpu-efa: one GPU
+    # and one EFA per pod from DRA, on a p4d whose 8 GPUs are NVSwitch.
+    return tj(n, job="nccl-test-dra", ns="default", nnodes=2, nproc="1",
+              index=1, cpu="20", memory="200Gi", gpu=None,
+              resource_claims=[{"name": "gpu-efa",
+                                "resourceClaimTemplateName":
+                                    "gpu-efa-aligned"}],
+              container_claims=[{"name": "gpu-efa"}])
+
+
+@case("view-dra-efa-nodes-gpu-claim-only-allow",
+      args="--nodes test/nodes/eks-dranet-p4d.yaml")
+def _(n):
+    # Whole nodes by claim, but no claim asks for the nodes' DRA NICs.
+    return tj(n, job="nccl-test-dra", ns="default", nnodes=2, nproc="8",
+              index=1, cpu="90", memory="900Gi", gpu=None,
+              resource_claims=[{"name": "gpu",
+                                "resourceClaimTemplateName":
+                                    "eight-gpus-no-efa"}],
+              container_claims=[{"name": "gpu"}])
+
+
 @case("gb200-rdma-claim-only-fragmented-deny")
 def _(n):
     # A DRA claim that is not a ComputeDomain channel (a DRANET NIC, as in
@@ -2350,6 +2453,40 @@ def _(n):
     return review(n, pytorchjob_pod(n, node_selector=P5_GROUP, gpu=8,
                                     nproc="8", masters=1, workers=1),
                   TRAINING_OPERATOR)
+
+
+def claim_pytorchjob(template):
+    """A PyTorchJob of 4 pods (Master + 3 Workers) whose GPUs are one DRA
+    claim per pod, from ResourceClaimTemplate `template`."""
+    job = pytorchjob(name="llama3-8b-dra", workers=3, gpu=1, pin=None,
+                     claims=[{"name": "gpu",
+                              "resourceClaimTemplateName": template}])
+    for r in job["spec"]["pytorchReplicaSpecs"].values():
+        c = r["template"]["spec"]["containers"][0]
+        c["resources"] = {"claims": [{"name": "gpu"}]}
+    return job
+
+
+@case("job-view-dra-pytorchjob-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-view-dra-pytorchjob-4x1-claim-repack-deny", args=DRA_NODES,
+      policy=REPACK)
+def _(n):
+    # jobs.repack writes nvidia.com/gpu limits: not for claims.
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-dra-pytorchjob-claim-no-view-warn")
+def _(n):
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-view-dra-pytorchjob-all-gpus-allow", args=DRA_NODES)
+def _(n):
+    return job_review(n, claim_pytorchjob("all-gpus"))
 
 
 @case("job-view-zones-trainjob-warn", args=ZONES_VIEW)
