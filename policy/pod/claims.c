@@ -195,6 +195,10 @@ claims_read(const struct view *v, const char *ns, const cJSON *pod,
     }
     if (w->claim_gpus == 0 && !w->claim_all)
         return;
+    /* GPUs counted beside a claim the view cannot read, which may hold
+     * more: the count is a guess. */
+    if (w->claim_unknown)
+        w->claim_weak = true;
     w->gpus += w->claim_gpus;
     /* All: the node's count, known once the candidates are (decide.c);
      * one GPU at least until then. */

@@ -1026,6 +1026,17 @@ def _(n):
     return tj_4x1(n, **dra_claim("one-h100"))
 
 
+@case("view-dra-claim-beside-unknown-claim-warn", args=DRA_NODES)
+def _(n):
+    # One GPU known, and a claim whose template the view lacks: it may
+    # hold the rest of the node.
+    kw = dra_claim("single-gpu")
+    kw["resource_claims"].append({"name": "more",
+                                  "resourceClaimTemplateName": "more-gpus"})
+    kw["container_claims"].append({"name": "more"})
+    return tj_4x1(n, **kw)
+
+
 @case("view-dra-claim-mig-ungoverned", args=DRA_NODES)
 def _(n):
     return tj_4x1(n, **dra_claim("one-mig"))
