@@ -2478,6 +2478,18 @@ def claim_pytorchjob(template):
     return job
 
 
+@case("job-view-dra-mpijob-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    # mpi-operator v2beta1: 4 workers of one claimed GPU each.
+    job = mpijob(name="nccl-tests-dra", workers=4, gpu=1, pin=None)
+    job["metadata"]["namespace"] = "ml-training"
+    w = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    w["resourceClaims"] = [{"name": "gpu",
+                            "resourceClaimTemplateName": "single-gpu"}]
+    w["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    return job_review(n, job)
+
+
 @case("job-view-dra-pytorchjob-4x1-claim-deny", args=DRA_NODES)
 def _(n):
     return job_review(n, claim_pytorchjob("single-gpu"))
