@@ -4,9 +4,9 @@
  *
  *   topogate-kubewatch [--kubeconfig FILE] [--check | --once]
  *
- * Watches nodes, Kueue's queues and Trainer's runtimes (kube/kube.c)
- * and writes what it sees to stdout, one JSON object per line, for
- * `serve` to read (clusterview/kubewatch.c):
+ * Watches nodes, Kueue's queues, Trainer's runtimes and DRA's objects
+ * (kube/kube.c) and writes what it sees to stdout, one JSON object per
+ * line, for `serve` to read (clusterview/kubewatch.c):
  *   {"op":"item","res":R,"object":O}        one object of a list of R
  *   {"op":"listed","res":R,"whole":B}       true: the items since the last
  *                                           "listed" are all of R; false:
@@ -21,10 +21,10 @@
  * Objects are cut down to what decisions read (name, namespace, labels,
  * taints, allocatable; Kueue's and Trainer's spec; DRA's: slim_dra()).
  * Without --kubeconfig it is in cluster: the service account's token is
- * read here alone. --check
- * loads the configuration and exits; --once exits when every resource is
- * listed (or found not served), at most 30 s. Exit 0; 1 when the
- * apiserver cannot be used; 2 on a configuration or usage error.
+ * read here alone. --check loads the configuration and exits; --once
+ * exits when every resource is listed (or found not served), at most
+ * 30 s. Exit 0; 1 when the apiserver cannot be used; 2 on a
+ * configuration or usage error.
  *
  * Why a process: libcurl and what it links (libssh2 -> libcrypto,
  * LDAP, Kerberos) cost the server 3.4 MiB of resident memory when mapped
