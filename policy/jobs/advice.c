@@ -145,7 +145,7 @@ advice_resources(struct strbuf *sb, const struct workload *w,
     if (w->claim_requests > 0) {
         /* GPUs from DRA claims: the fix is in the template's terms. */
         char fix[256];
-        claims_fix(w, per, fix, sizeof(fix));
+        claims_fix(w, unsized(w, f) ? 0 : per, fix, sizeof(fix));
         strbuf_puts(sb, fix);
         if (nics > 0 && nodes > 1)
             strbuf_printf(sb, ", and %s: %d in its limits",

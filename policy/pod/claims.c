@@ -212,7 +212,16 @@ claims_read(const struct view *v, const char *ns, const cJSON *pod,
 void
 claims_fix(const struct workload *w, long per, char *out, size_t len)
 {
-    if (w->claim_requests == 1)
+    if (per <= 0 && w->claim_requests == 1)
+        snprintf(out, len,
+                 "set count (or allocationMode: All) in "
+                 "ResourceClaimTemplate '%s' request '%s' to that count",
+                 w->claim_template, w->claim_request ? w->claim_request : "?");
+    else if (per <= 0)
+        snprintf(out, len,
+                 "claim that count of GPUs per pod (count, or "
+                 "allocationMode: All, in its ResourceClaimTemplates)");
+    else if (w->claim_requests == 1)
         snprintf(out, len,
                  "set count: %ld (or allocationMode: All) in "
                  "ResourceClaimTemplate '%s' request '%s'",

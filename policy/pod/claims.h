@@ -30,7 +30,8 @@ void claims_read(const struct view *v, const char *ns, const cJSON *pod,
 
 /* Whole GPUs per pod for a layout of per GPUs: the fix in claim terms
  * into out ("count: 8 (or allocationMode: All) in ResourceClaimTemplate
- * 'x' request 'gpu'"). */
+ * 'x' request 'gpu'"); per 0 when the job's size is not known: "to that
+ * count", the layout advice's. */
 void claims_fix(const struct workload *w, long per, char *out, size_t len);
 
 #endif

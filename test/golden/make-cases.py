@@ -3369,6 +3369,21 @@ def _(n):
               args=["-m", "MaxText.train", "MaxText/configs/base.yml"])
 
 
+@case("framework-jobset-dra-4x1-claim-warn",
+      args="--nodes test/nodes/dra-h100-slices.yaml")
+def _(n):
+    # The plain JobSet above, its GPUs a DRA claim each, on the DRA-only
+    # H100 nodes: the framework switch's default severity, warn.
+    return tj(n, job="maxtext-train", ns="ml-training", rjob="workers",
+              rjob_replicas=4, trainer=False, index=0, cpu="10",
+              memory="100Gi", image="ghcr.io/example/maxtext:2024.10",
+              args=["-m", "MaxText.train", "MaxText/configs/base.yml"],
+              gpu=None,
+              resource_claims=[{"name": "gpu",
+                                "resourceClaimTemplateName": "single-gpu"}],
+              container_claims=[{"name": "gpu"}])
+
+
 def mpi_v1alpha2_pod(case, role="worker", gpu=1, job="nccl-tests", ns="ml",
                      index=0):
     """A pod of mpi-operator v0.2's kubeflow.org/v1alpha2 MPIJob: the
