@@ -172,9 +172,11 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
 	@$(JSONREAD_ORACLE)
 	@test/kube/run.sh $(BUILD)
+	@test/kube/dra-helper.sh $(BUILD)/topogate
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/runtimes/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate
+	@test/dra/run.sh $(BUILD)/topogate
 	@test/tables/run.sh $(BUILD)/topogate
 	@test/sched/run.sh $(BUILD)/topogate
 	@test/e2e/run.sh $(BUILD)/topogate

@@ -6,6 +6,9 @@
 static const char *const core_v1[] = {"v1", NULL};
 static const char *const kueue_versions[] = {"v1beta2", "v1beta1", NULL};
 static const char *const trainer_versions[] = {"v1alpha1", NULL};
+/* DRA is GA in resource.k8s.io/v1 since Kubernetes 1.34; older clusters
+ * serve none of it (or betas we do not read): settled as not served. */
+static const char *const dra_versions[] = {"v1", NULL};
 
 static const struct kube_resource resources[] = {
     {"nodes", "", core_v1, "nodes", false},
@@ -17,10 +20,15 @@ static const struct kube_resource resources[] = {
      "clustertrainingruntimes", true},
     {"trainingruntimes", "trainer.kubeflow.org", trainer_versions,
      "trainingruntimes", true},
+    {"deviceclasses", "resource.k8s.io", dra_versions, "deviceclasses", true},
+    {"resourceslices", "resource.k8s.io", dra_versions, "resourceslices", true},
+    {"resourceclaimtemplates", "resource.k8s.io", dra_versions,
+     "resourceclaimtemplates", true},
 };
 static const char *const kinds[] = {
-    "Node",       "ResourceFlavor",         "ClusterQueue",
-    "LocalQueue", "ClusterTrainingRuntime", "TrainingRuntime"};
+    "Node",        "ResourceFlavor",         "ClusterQueue",
+    "LocalQueue",  "ClusterTrainingRuntime", "TrainingRuntime",
+    "DeviceClass", "ResourceSlice",          "ResourceClaimTemplate"};
 #define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
 
 const struct kube_resource *

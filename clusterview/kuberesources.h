@@ -1,7 +1,8 @@
 /*
  * kuberesources.h - what the cluster view is made of: nodes, Kueue's
- * ResourceFlavors, ClusterQueues and LocalQueues, and Trainer's
- * ClusterTrainingRuntimes and TrainingRuntimes. One list, for the watch
+ * ResourceFlavors, ClusterQueues and LocalQueues, Trainer's
+ * ClusterTrainingRuntimes and TrainingRuntimes, and DRA's DeviceClasses,
+ * ResourceSlices and ResourceClaimTemplates. One list, for the watch
  * helper (topogate-kubewatch), the server that reads it, and the client's
  * test driver. Everything here is static.
  */

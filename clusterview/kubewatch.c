@@ -62,7 +62,7 @@ extern char **environ;
 /* A helper that ran this long was healthy: the next failure starts the
  * backoff over. */
 #define HEALTHY_S 120
-#define RESOURCES_MAX 8
+#define RESOURCES_MAX 16
 
 struct kubewatch {
     char *kubeconfig; /* NULL: in cluster */

@@ -4,9 +4,9 @@
  *
  *   topogate-kubewatch [--kubeconfig FILE] [--check | --once]
  *
- * Watches nodes, Kueue's queues and Trainer's runtimes (kube/kube.c)
- * and writes what it sees to stdout, one JSON object per line, for
- * `serve` to read (clusterview/kubewatch.c):
+ * Watches nodes, Kueue's queues, Trainer's runtimes and DRA's objects
+ * (kube/kube.c) and writes what it sees to stdout, one JSON object per
+ * line, for `serve` to read (clusterview/kubewatch.c):
  *   {"op":"item","res":R,"object":O}        one object of a list of R
  *   {"op":"listed","res":R,"whole":B}       true: the items since the last
  *                                           "listed" are all of R; false:
@@ -19,11 +19,12 @@
  * helper keeps no object after its line is written, so its memory does
  * not grow with the cluster.
  * Objects are cut down to what decisions read (name, namespace, labels,
- * taints, allocatable; Kueue's and Trainer's spec). Without --kubeconfig it is in
- * cluster: the service account's token is read here alone. --check
- * loads the configuration and exits; --once exits when every resource is
- * listed (or found not served), at most 30 s. Exit 0; 1 when the
- * apiserver cannot be used; 2 on a configuration or usage error.
+ * taints, allocatable; Kueue's and Trainer's spec; DRA's: slim_dra()).
+ * Without --kubeconfig it is in cluster: the service account's token is
+ * read here alone. --check loads the configuration and exits; --once
+ * exits when every resource is listed (or found not served), at most
+ * 30 s. Exit 0; 1 when the apiserver cannot be used; 2 on a
+ * configuration or usage error.
  *
  * Why a process: libcurl and what it links (libssh2 -> libcrypto,
  * LDAP, Kerberos) cost the server 3.4 MiB of resident memory when mapped
@@ -53,7 +54,7 @@ static const char usage[] =
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t settled_cond = PTHREAD_COND_INITIALIZER;
-static bool settled[8];
+static bool settled[16];
 static unsigned ticks;
 
 /* How often the helper says it is alive (clusterview/kubewatch.c gives
@@ -103,10 +104,81 @@ copy_member(cJSON *to, const cJSON *from, const char *key)
         cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, true));
 }
 
+/* A ResourceSlice's device: its name and the attributes the view reads
+ * or shows (policy/view/viewdra.c says whose they are), by either form
+ * of name: "productName" or "gpu.nvidia.com/productName". */
+static cJSON *
+slim_device(const cJSON *d)
+{
+    static const char *const keep[] = {"type",
+                                       "productName",
+                                       "architecture",
+                                       "cliqueID",
+                                       "rdma",
+                                       "pciDevice",
+                                       "resource.kubernetes.io/pcieRoot"};
+    const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(d, "attributes"), *a;
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(d, "capacity");
+    cJSON *out = cJSON_CreateObject(), *oa = cJSON_CreateObject();
+
+    copy_member(out, d, "name");
+    cJSON_ArrayForEach(a, attrs)
+    {
+        const char *k = a->string, *slash = k ? strrchr(k, '/') : NULL;
+        for (size_t i = 0; k && i < sizeof(keep) / sizeof(keep[0]); i++)
+            if (strcmp(k, keep[i]) == 0 ||
+                (slash && strchr(keep[i], '/') == NULL &&
+                 strcmp(slash + 1, keep[i]) == 0)) {
+                cJSON_AddItemToObject(oa, k, cJSON_Duplicate(a, true));
+                break;
+            }
+    }
+    cJSON_AddItemToObject(out, "attributes", oa);
+    if (cJSON_GetObjectItemCaseSensitive(cap, "memory")) {
+        cJSON *oc = cJSON_CreateObject();
+        copy_member(oc, cap, "memory");
+        cJSON_AddItemToObject(out, "capacity", oc);
+    }
+    return out;
+}
+
+/* DRA's objects cut down to what the view reads: a slice's node, driver,
+ * pool and devices; a class's selectors; a claim template's requests. */
+static void
+slim_dra(cJSON *out, const char *res, const cJSON *spec)
+{
+    cJSON *sp = cJSON_CreateObject();
+
+    if (strcmp(res, "resourceslices") == 0) {
+        const cJSON *d;
+        cJSON *devs = cJSON_CreateArray();
+        copy_member(sp, spec, "driver");
+        copy_member(sp, spec, "nodeName");
+        copy_member(sp, spec, "allNodes");
+        copy_member(sp, spec, "pool");
+        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
+        {
+            cJSON_AddItemToArray(devs, slim_device(d));
+        }
+        cJSON_AddItemToObject(sp, "devices", devs);
+    } else if (strcmp(res, "deviceclasses") == 0) {
+        copy_member(sp, spec, "selectors");
+    } else {
+        const cJSON *inner = cJSON_GetObjectItemCaseSensitive(spec, "spec");
+        const cJSON *devices =
+            cJSON_GetObjectItemCaseSensitive(inner, "devices");
+        cJSON *is = cJSON_CreateObject(), *ds = cJSON_CreateObject();
+        copy_member(ds, devices, "requests");
+        cJSON_AddItemToObject(is, "devices", ds);
+        cJSON_AddItemToObject(sp, "spec", is);
+    }
+    cJSON_AddItemToObject(out, "spec", sp);
+}
+
 /* What decisions read of an object, and no more: a Node's status is
  * mostly images and conditions. */
 static cJSON *
-slim(const cJSON *obj)
+slim(const struct kube_resource *r, const cJSON *obj)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
@@ -118,7 +190,9 @@ slim(const cJSON *obj)
     copy_member(m, meta, "labels");
     cJSON_AddItemToObject(out, "metadata", m);
     copy_member(out, obj, "kind");
-    if (cJSON_GetObjectItemCaseSensitive(status, "allocatable")) {
+    if (strcmp(r->group, "resource.k8s.io") == 0) {
+        slim_dra(out, r->name, spec);
+    } else if (cJSON_GetObjectItemCaseSensitive(status, "allocatable")) {
         cJSON *sp = cJSON_CreateObject(), *st = cJSON_CreateObject();
         copy_member(sp, spec, "taints");
         copy_member(st, status, "allocatable");
@@ -136,7 +210,7 @@ on_item(void *ctx, const struct kube_resource *r, const cJSON *object)
     cJSON *l = line_new("item", r);
 
     (void)ctx;
-    cJSON_AddItemToObject(l, "object", slim(object));
+    cJSON_AddItemToObject(l, "object", slim(r, object));
     emit_line(l, false);
 }
 
@@ -170,7 +244,7 @@ on_event(void *ctx, const struct kube_resource *r, const char *type,
 
     (void)ctx;
     cJSON_AddStringToObject(l, "type", type);
-    cJSON_AddItemToObject(l, "object", slim(object));
+    cJSON_AddItemToObject(l, "object", slim(r, object));
     emit(l);
 }
 

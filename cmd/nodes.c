@@ -25,7 +25,8 @@ static const char nodes_usage[] =
     "                      [-o text|json]\n"
     "\n"
     "  --nodes FILE       `kubectl get nodes -o yaml|json` (a List), Node,\n"
-    "                     ResourceFlavor, ClusterQueue and LocalQueue objects\n"
+    "                     ResourceFlavor, ClusterQueue, LocalQueue, and DRA's\n"
+    "                     DeviceClass, ResourceSlice, ResourceClaimTemplate\n"
     "  --kubeconfig FILE  list them from the cluster instead (in a pod: the\n"
     "                     service account, when neither is given)\n";
 
@@ -80,7 +81,9 @@ nic_text(const struct node_kind *k, const struct placement_row *r, bool known,
     } else if (nic) {
         count = r->row.efa;
     }
-    if (nic == NULL)
+    if (nic == NULL && k->dra_nics > 0)
+        snprintf(out, len, "DRA dra.net RDMA %ld (claims)", k->dra_nics);
+    else if (nic == NULL)
         snprintf(out, len, "-");
     else
         snprintf(out, len, "%s %ld%s", nic, count,
@@ -96,6 +99,8 @@ kind_name(const struct node_kind *k)
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (label_get(&k->set, keys[i]))
             return label_get(&k->set, keys[i]);
+    if (k->dra_product) /* GPUs from ResourceSlices */
+        return k->dra_product;
     return "(no type or GPU label)";
 }
 
@@ -133,6 +138,14 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
            "%zu, local queues %zu; Trainer runtimes %zu\n",
            v->n_nodes, v->n_kinds, v->n_flavors, v->n_cluster_queues,
            v->n_local_queues, v->runtimes.n);
+    if (v->n_slices > 0 || cJSON_GetArraySize(v->device_classes) > 0)
+        printf("# DRA: ResourceSlices %zu, DeviceClasses %d, "
+               "ResourceClaimTemplates %d\n",
+               v->n_slices, cJSON_GetArraySize(v->device_classes),
+               cJSON_GetArraySize(v->claim_templates));
+    if (v->n_unread)
+        printf("# more GPU-less nodes than the index keeps: ResourceSlices "
+               "of the rest are not read\n");
     if (left_out > 0)
         printf("# %d more node%s with no allocatable nvidia.com/gpu (CPU "
                "nodes, MIG, no device plugin) left out\n",

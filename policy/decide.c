@@ -12,6 +12,7 @@
 #include "policy/k8s/match.h"
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
+#include "policy/pod/claims.h"
 #include "policy/pod/nics.h"
 #include "policy/pod/nodefacts.h"
 #include "policy/pod/placement.h"
@@ -140,6 +141,31 @@ warn_node_facts(const struct placement *p, const struct workload *w,
     return 0;
 }
 
+/*
+ * Where the nodes' RDMA NICs are DRA devices (DRANET, AWS's EFA DRA
+ * driver), no NIC resource is the node's to add (nics.c): say whether
+ * the pod's claims give it them. A one-pod job needs none.
+ */
+static int
+dra_nics_note(const struct admission *req, const struct match *m,
+              const struct workload *w, struct decision *d)
+{
+    long n = placement_dra_nics(req->view, m, w, req->namespace,
+                                pod_label(req->object, LABEL_QUEUE_NAME));
+
+    if (n <= 0 || w->pods < 2)
+        return 0;
+    if (w->claim_nics)
+        return decision_warn(d,
+                             "its DRA claims give it the nodes' RDMA NICs "
+                             "(ResourceClaimTemplate '%s')",
+                             w->claim_nics);
+    return decision_warn(d,
+                         "the nodes' %ld RDMA NICs are DRA devices and no "
+                         "claim of this pod asks for them",
+                         n);
+}
+
 /* The governed part: placement, judgement, mode, patch. */
 static int
 decide_governed(const struct snapshot *s, const struct admission *req,
@@ -154,6 +180,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     struct match m;
     char candidates[256];
     enum verdict v;
+    enum evidence ev;
     bool agreed;
     int rc = -1;
 
@@ -175,6 +202,12 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (agreed) {
         target_agree(p.types, p.n_types, &t);
         t.gke_net = gke_networks_agree(s, req->namespace, &p);
+        /* allocationMode All: every GPU of the node it lands on. */
+        if (w->claim_all && t.gpus > 0) {
+            w->gpus = t.gpus;
+            if (w->procs_from_gpus)
+                w->procs = w->gpus;
+        }
         /* NICs only where every node it can land on has them (issue 43). */
         nics_narrow(&t, pod,
                     placement_nic_fewest(req->view, &m, w, req->namespace,
@@ -195,7 +228,15 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (!in->zone_affinity &&
         zones_warn(&p.zones, w->pods, json_get(pod, "spec"), d) < 0)
         goto out;
-    v = judge_verdict(mode, worst.sev, evidence_of(s, &p), false, NULL);
+    if (dra_nics_note(req, &m, w, d) < 0)
+        goto out;
+    /* GPUs the view reads from claims it cannot fully read: a guess. */
+    ev = w->claim_weak ? EVIDENCE_NONE : evidence_of(s, &p);
+    if (worst.sev != SEV_OK && w->claim_weak &&
+        (decision_warn(d, "DRA claims: %s", w->claim_why) < 0 ||
+         decision_warn(d, "the pod's GPUs are a guess: not refused") < 0))
+        goto out;
+    v = judge_verdict(mode, worst.sev, ev, false, NULL);
     if (v == VERDICT_DENY) {
         /* Nothing is patched on a denied pod. */
         decision_drop_ops(d);
@@ -219,8 +260,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (in->zone_affinity &&
         zones_patch(&p.zones, w->pods, pod, d) < 0)
         goto out;
-    d->verdict = judge_verdict(mode, worst.sev, evidence_of(s, &p),
-                               d->n_ops > 0, &d->judged);
+    d->verdict = judge_verdict(mode, worst.sev, ev, d->n_ops > 0, &d->judged);
     if (w->owner == OWNER_FRAMEWORK &&
         judge_framework_note(s, req->namespace, w->framework, d) < 0)
         goto out;
@@ -256,8 +296,10 @@ decide(const struct snapshot *s, const struct admission *req,
         strcmp(req->operation, "CREATE") != 0 || !cJSON_IsObject(pod))
         return 0;
     workload_read(pod, &w);
-    /* A null GPU count is a GPU the user meant to ask for. */
-    if (!w.any_gpu && !w.bad_value &&
+    claims_read(req->view, req->namespace, pod, &w);
+    /* A null GPU count is a GPU the user meant to ask for; a claim the
+     * view cannot read may be GPUs. */
+    if (!w.any_gpu && !w.bad_value && !w.claim_unknown &&
         !(w.null_resource && strcmp(w.null_resource, RESOURCE_GPU) == 0))
         return 0;
     if (w.owner == OWNER_NONE || w.launcher ||
@@ -290,6 +332,16 @@ decide(const struct snapshot *s, const struct admission *req,
     /* Null reads as absent: the request counts, and the user is told. */
     if (w.null_container && workload_warn_null(&w, d) < 0)
         return -1;
+    if (!w.any_gpu && w.claim_unknown) {
+        /* A review shows a claim's name alone: a guess, never a refusal. */
+        d->verdict = d->judged = VERDICT_ALLOW;
+        if (decision_warn(d, "DRA claim '%s': %s", w.claim_unknown,
+                          w.claim_why) < 0 ||
+            decision_warn(d, "its GPUs are not known: the layout is not "
+                             "checked") < 0)
+            return -1;
+        return decision_set_reason(d, "GPUs of its DRA claims not known");
+    }
     if (!w.any_gpu) {
         d->verdict = d->judged = VERDICT_ALLOW;
         return decision_set_reason(d, "GPU count is null");

@@ -3,6 +3,7 @@
 
 #include "policy/k8s/pod.h"
 #include "policy/kinds/kinds.h"
+#include "policy/pod/claims.h"
 
 /* Nearest whole number of nodes, halves rounded up, at least one. */
 static long
@@ -141,6 +142,16 @@ advice_resources(struct strbuf *sb, const struct workload *w,
     long nodes, per;
 
     layout_for(w, t, &nodes, &per);
+    if (w->claim_requests > 0) {
+        /* GPUs from DRA claims: the fix is in the template's terms. */
+        char fix[256];
+        claims_fix(w, unsized(w, f) ? 0 : per, fix, sizeof(fix));
+        strbuf_puts(sb, fix);
+        if (nics > 0 && nodes > 1)
+            strbuf_printf(sb, ", and %s: %d in its limits",
+                          type_nic_resource(t), nics);
+        return;
+    }
     if (unsized(w, f) && f->limits == NULL) {
         strbuf_printf(sb, "request %s: that count per pod", t->resource);
         if (nics > 0)

@@ -13,6 +13,7 @@
 #include "policy/kinds/expand.h"
 #include "policy/kinds/kinds.h"
 #include "policy/jobs/job_internal.h"
+#include "policy/pod/claims.h"
 #include "policy/judge.h"
 #include "policy/k8s/match.h"
 #include "policy/k8s/labels.h"
@@ -129,8 +130,11 @@ judge_job(const struct snapshot *s, const struct admission *req,
         struct finding f;
 
         job_workload(e, pod, &w);
+        claims_read(req->view, req->namespace, pod, &w);
         if (w.null_container && !v->null_w.null_container)
             v->null_w = w;
+        if (!w.any_gpu && w.claim_unknown && !v->claim_w.claim_unknown)
+            v->claim_w = w;
         if (!w.any_gpu || w.launcher || w.bad_value)
             continue;
         v->any_gpu = true;
@@ -149,12 +153,22 @@ judge_job(const struct snapshot *s, const struct admission *req,
             v->zones_pods = w.pods;
         }
         v->pinned = true;
+        /* allocationMode All: every GPU of the node (the fewest). */
+        if (w.claim_all && p.n_types > 0) {
+            w.gpus = p.types[0]->count;
+            for (size_t j = 1; j < p.n_types; j++)
+                if (p.types[j]->count < w.gpus)
+                    w.gpus = p.types[j]->count;
+            if (w.procs_from_gpus && e->job.procs <= 0)
+                w.procs = w.gpus;
+        }
         judge_all(s, &w, &p, &f);
         if (f.sev > v->worst.sev || v->worst.type == NULL) {
             finding_free(&v->worst);
             v->worst = f;
             v->w = w;
-            v->evidence = p.evidence;
+            /* GPUs from claims the view cannot fully read: a guess. */
+            v->evidence = w.claim_weak ? EVIDENCE_NONE : p.evidence;
             keep_row(v, &p);
         } else {
             finding_free(&f);
@@ -192,7 +206,14 @@ hard_finding(const struct snapshot *s, const struct admission *req,
         judge_verdict(mode, SEV_HARD, v->evidence, false, &d->judged);
     int rc = 0;
 
-    if (s->repack && v->worst.fragmented && mode != MODE_AUDIT && create) {
+    if (s->repack && v->worst.fragmented && mode != MODE_AUDIT && create &&
+        v->w.claim_requests > 0) {
+        /* repack.c writes nvidia.com/gpu limits; a claim's count is the
+         * template's, an object of its own. */
+        snprintf(extra, sizeof(extra),
+                 "not repacked: its GPUs come from DRA claims");
+    } else if (s->repack && v->worst.fragmented && mode != MODE_AUDIT &&
+               create) {
         rc = repack_job(req->object, e, v->w.gpus, workload_world(&v->w), t,
                         v->worst.nics, d, why, sizeof(why));
         if (rc < 0)
@@ -285,7 +306,8 @@ decide_job(const struct snapshot *s, const struct admission *req,
     if (judge_job(s, req, &e, &v) < 0)
         goto out;
     rc = 0;
-    if (e.skipped || (!v.any_gpu && !v.null_w.null_container))
+    if (e.skipped ||
+        (!v.any_gpu && !v.null_w.null_container && !v.claim_w.claim_unknown))
         goto out;
     d->mode = mode_name(mode);
     d->instance_type = v.worst.type ? v.worst.type->name : "unknown";
@@ -297,6 +319,18 @@ decide_job(const struct snapshot *s, const struct admission *req,
     }
     if (v.null_w.null_container && workload_warn_null(&v.null_w, d) < 0) {
         rc = -1;
+        goto out;
+    }
+    if (!v.any_gpu && v.claim_w.claim_unknown) {
+        /* A claim's name alone: a guess, never a refusal. */
+        rc = decision_warn(d, "DRA claim '%s': %s", v.claim_w.claim_unknown,
+                           v.claim_w.claim_why) < 0 ||
+                     decision_warn(d, "its GPUs are not known: the layout "
+                                      "is not checked") < 0 ||
+                     decision_set_reason(d, "GPUs of its DRA claims not "
+                                            "known") < 0
+                 ? -1
+                 : 0;
         goto out;
     }
     if (!v.any_gpu) {
@@ -340,6 +374,12 @@ decide_job(const struct snapshot *s, const struct admission *req,
     if (zones_warn(&v.zones, v.zones_pods, v.zones_spec, d) < 0 ||
         (v.evidence == EVIDENCE_CLIQUE &&
          decision_warn(d, "%s", PLACEMENT_CLIQUE_NOTE) < 0)) {
+        rc = -1;
+        goto out;
+    }
+    if (v.worst.sev != SEV_OK && v.w.claim_weak &&
+        (decision_warn(d, "DRA claims: %s", v.w.claim_why) < 0 ||
+         decision_warn(d, "the pods' GPUs are a guess: not refused") < 0)) {
         rc = -1;
         goto out;
     }

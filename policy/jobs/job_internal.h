@@ -28,6 +28,8 @@ struct verdict_of_job {
     const cJSON *zones_spec;  /* that pod's spec */
     long zones_pods;
     struct workload null_w; /* of the first pod with a null count */
+    struct workload claim_w; /* of the first GPU-less pod with a DRA
+                                claim the view cannot read */
     bool repacked;          /* to whole nodes of worst.type */
 };
 

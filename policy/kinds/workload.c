@@ -202,6 +202,7 @@ read_shape(const cJSON *pod, struct workload *w)
     /* "auto" and "gpu" mean one process per GPU of the pod. */
     n = pod_text_count(nproc);
     w->procs = n > 0 ? n : (w->gpus > 0 ? w->gpus : 1);
+    w->procs_from_gpus = n <= 0;
     w->has_master = pod_env(c, "MASTER_ADDR") != NULL ||
                     pod_env(c, "PET_MASTER_ADDR") != NULL;
 }

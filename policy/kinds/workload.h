@@ -60,6 +60,18 @@ struct workload {
     bool per_node_launcher; /* MPIJob: one torchrun per worker (expand.h) */
     bool groups_alone;    /* ... each a world of its own (expand.h) */
     bool has_claims;      /* a DRA resource claim, either field shape */
+    /* GPUs from DRA claims, read through the cluster view's templates and
+     * classes (policy/pod/claims.c); strings borrowed from the view. */
+    long claim_gpus;            /* whole GPUs counted into gpus */
+    bool claim_all;             /* a GPU request of allocationMode All */
+    const char *claim_template; /* the GPU request's template ... */
+    const char *claim_request;  /* ... and request, for the fix */
+    int claim_requests;         /* GPU requests across the claims */
+    bool claim_weak;            /* counted, but no evidence: claim_why */
+    const char *claim_unknown;  /* a claim whose devices the view cannot */
+    char claim_why[160];        /* tell, and why (claim_unknown or weak) */
+    const char *claim_nics;     /* a template that claims DRA NICs */
+    bool procs_from_gpus;       /* procs is gpus: no nproc said otherwise */
     bool cd_channel;      /* one of them is a ComputeDomain IMEX channel */
     char launch_fixed[128]; /* the shape flags the GPU container's
                                command hard-codes, quoted as written

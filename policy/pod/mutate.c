@@ -79,12 +79,40 @@ container_gpus(const cJSON *c)
     return pod_count(c, RESOURCE_GPU, &n) == COUNT_OK ? n : 0;
 }
 
-/* The container that holds the most GPUs (the first of equals), or -1. */
+static bool
+uses_claims(const cJSON *c)
+{
+    return cJSON_GetArraySize(json_get(json_get(c, "resources"), "claims")) > 0;
+}
+
+/* Whether c is one of the pod's GPU containers: it asks for GPUs, or,
+ * in a pod whose GPUs are all claimed (none asks nvidia.com/gpu), it
+ * uses a DRA claim. */
+static bool
+gpu_container(const cJSON *containers, const cJSON *c)
+{
+    const cJSON *o;
+
+    if (container_gpus(c) > 0)
+        return true;
+    if (!uses_claims(c))
+        return false;
+    cJSON_ArrayForEach(o, containers)
+    {
+        if (container_gpus(o) > 0)
+            return false;
+    }
+    return true;
+}
+
+/* The container that holds the most GPUs (the first of equals); with
+ * none, the first that uses a DRA claim (its GPUs are claimed,
+ * claims.c); or -1. */
 static int
 main_gpu_container(const cJSON *containers)
 {
     long most = 0;
-    int i = 0, main_i = -1;
+    int i = 0, main_i = -1, claims_i = -1;
     const cJSON *c;
 
     cJSON_ArrayForEach(c, containers)
@@ -94,9 +122,11 @@ main_gpu_container(const cJSON *containers)
             most = n;
             main_i = i;
         }
+        if (claims_i < 0 && uses_claims(c))
+            claims_i = i;
         i++;
     }
-    return main_i;
+    return main_i >= 0 ? main_i : claims_i;
 }
 
 /* --- target --------------------------------------------------------------- */
@@ -518,7 +548,7 @@ shm_size(const cJSON *spec, const struct target *t)
 
     cJSON_ArrayForEach(c, json_get(spec, "containers"))
     {
-        if (container_gpus(c) == 0)
+        if (!gpu_container(json_get(spec, "containers"), c))
             continue;
         limit = json_get(pod_maps(c).limits, "memory");
         if (quantity_json(limit, &v) == 0 && v < best) {
@@ -593,7 +623,7 @@ patch_shm(const cJSON *spec, const struct target *t, struct decision *d)
 
     cJSON_ArrayForEach(c, containers)
     {
-        if (container_gpus(c) == 0)
+        if (!gpu_container(containers, c))
             continue;
         if ((m = shm_mount(c)) != NULL) {
             if (check_user_shm(spec, c, m, t, d) < 0)
@@ -619,7 +649,7 @@ mounts:
     {
         char path[64];
 
-        if (container_gpus(c) == 0 || shm_mount(c)) {
+        if (!gpu_container(containers, c) || shm_mount(c)) {
             i++;
             continue;
         }
@@ -830,7 +860,7 @@ mutate_pod(const cJSON *pod, const struct match *m, const struct workload *w,
         return -1;
     cJSON_ArrayForEach(c, containers)
     {
-        if (container_gpus(c) > 0) {
+        if (gpu_container(containers, c)) {
             char cpath[64];
 
             if (slowenv_each(c, &fast, warn_sentence, d) < 0)

@@ -142,6 +142,15 @@ long placement_nic_fewest(const struct view *v, const struct match *m,
                           const char *queue, const char *resource);
 
 /*
+ * The same for the RDMA NICs the nodes publish as DRA devices (DRANET's
+ * ResourceSlices, view.h dra_nics): the fewest among the candidates, 0
+ * when one has none, -1 when the view knows no such node.
+ */
+long placement_dra_nics(const struct view *v, const struct match *m,
+                        const struct workload *w, const char *ns,
+                        const char *queue);
+
+/*
  * What hardware a kind of node is, as decisions see it: its instance
  * type's row with the node's own counts, else a row made from its GPU
  * product, into *r. Returns the label it was known by, or NULL when it

@@ -162,6 +162,13 @@ placement_kind(const struct snapshot *s, const struct node_kind *k,
         if (g)
             return row_from_product(g, v, k, r) ? view_product_keys[i] : NULL;
     }
+    /* GPUs known from the DRA driver's ResourceSlices alone (viewdra.h):
+     * their productName, in GFD's form, through the same table. */
+    const struct gpu_product *g = snapshot_product(s, k->dra_product);
+    if (g)
+        return row_from_product(g, k->dra_product, k, r)
+                   ? "ResourceSlice productName"
+                   : NULL;
     return NULL;
 }
 
@@ -389,16 +396,38 @@ kind_counts(const struct view *v, const struct view_cluster_queue *q,
     return 0;
 }
 
+static long fewest_of(const struct view *v, const struct match *m,
+                      const struct workload *w, const char *ns,
+                      const char *queue, const char *resource);
+
 long
 placement_nic_fewest(const struct view *v, const struct match *m,
                      const struct workload *w, const char *ns,
                      const char *queue, const char *resource)
 {
+    if (resource == NULL)
+        return -1;
+    return fewest_of(v, m, w, ns, queue, resource);
+}
+
+long
+placement_dra_nics(const struct view *v, const struct match *m,
+                   const struct workload *w, const char *ns, const char *queue)
+{
+    return fewest_of(v, m, w, ns, queue, NULL);
+}
+
+/* The fewest of resource's allocatable count (NULL: DRA NICs) among the
+ * kinds the pod can land on; -1 when none is known. */
+static long
+fewest_of(const struct view *v, const struct match *m, const struct workload *w,
+          const char *ns, const char *queue, const char *resource)
+{
     const struct view_cluster_queue *q;
     long fewest = -1;
     size_t *counts;
 
-    if (v == NULL || v->too_many || resource == NULL)
+    if (v == NULL || v->too_many)
         return -1;
     q = queue && ns ? view_queue(v, ns, queue) : NULL;
     if ((counts = calloc(v->n_kinds + 1, sizeof(*counts))) == NULL ||
@@ -411,7 +440,7 @@ placement_nic_fewest(const struct view *v, const struct match *m,
         long n;
         if (counts[i] == 0)
             continue;
-        n = nic_count(k, resource);
+        n = resource ? nic_count(k, resource) : k->dra_nics;
         if (fewest < 0 || n < fewest)
             fewest = n;
     }

@@ -31,6 +31,7 @@
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
 #include "policy/table/table.h"
+#include "policy/view/viewdra.h"
 
 /* --- kinds ------------------------------------------------------------- */
 
@@ -49,6 +50,14 @@ struct node_entry {
  * doubling. Below it, nodes of unique labels cost one kind each (a few
  * KiB: 513 of them are about 1.5 MiB). */
 #define PER_NODE_CHECK (VIEW_KINDS_MAX + 1)
+/*
+ * Nodes without allocatable GPUs are kept too, out of the view, so that
+ * ResourceSlices that come before or after them can make them GPU nodes.
+ * Their kinds are not counted for per-node labels (they never reach a
+ * view); past this many of them, a GPU-less node of a new kind is not
+ * kept, and the view says so (idle_full).
+ */
+#define IDLE_KINDS_MAX (8 * VIEW_KINDS_MAX)
 
 struct view_index {
     struct node_entry *nodes; /* sorted by name */
@@ -60,6 +69,10 @@ struct view_index {
     size_t check_at; /* count labels when n_kinds reaches this */
     cJSON *flavors, *cluster_queues, *local_queues; /* name -> object */
     cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
+    cJSON *device_classes, *claim_templates; /* DRA's, kept whole */
+    cJSON *slices;       /* ResourceSlice name -> viewdra_slice_summary() */
+    size_t n_idle_kinds; /* kinds of no GPU: not in views */
+    bool idle_full;      /* a GPU-less node was not kept */
 };
 
 /*
@@ -195,6 +208,7 @@ kind_clear(struct node_kind *k)
     taints_free(k->taints, k->n_taints);
     for (size_t i = 0; i < k->n_nics; i++)
         free(k->nics[i].resource);
+    free(k->dra_product);
     free(k->what);
     memset(k, 0, sizeof(*k));
 }
@@ -269,7 +283,8 @@ count_of(const cJSON *v)
     return v && quantity_count(v, &n) == 0 && n > 0 ? n : 0;
 }
 
-/* What decisions read of a Node; 0 with k->gpus == 0 for a GPU-less one. */
+/* What decisions read of a Node (its GPUs from allocatable alone:
+ * dra_apply() adds its ResourceSlices'). */
 static int
 kind_read(const struct view_index *x, const cJSON *node, struct node_kind *k)
 {
@@ -278,9 +293,7 @@ kind_read(const struct view_index *x, const cJSON *node, struct node_kind *k)
     double mem;
 
     memset(k, 0, sizeof(*k));
-    k->gpus = count_of(json_get(alloc, RESOURCE_GPU));
-    if (k->gpus == 0)
-        return 0;
+    k->gpus = k->alloc_gpus = count_of(json_get(alloc, RESOURCE_GPU));
     if (quantity_json(json_get(alloc, "memory"), &mem) == 0 && mem > 0)
         k->memory_gib = (long)(mem / (1024.0 * 1024 * 1024));
     cJSON_ArrayForEach(it, resources)
@@ -304,6 +317,30 @@ kind_read(const struct view_index *x, const cJSON *node, struct node_kind *k)
     return 0;
 }
 
+/*
+ * A node's ResourceSlices into its kind: where it has no allocatable
+ * nvidia.com/gpu, the driver's whole GPUs and their product are its
+ * GPUs; its DRANET RDMA NICs in any case. -1 out of memory.
+ */
+static int
+dra_apply(const struct view_index *x, const char *node, struct node_kind *k)
+{
+    struct dra_devices d;
+
+    free(k->dra_product);
+    k->dra_product = NULL;
+    if (viewdra_node(x->slices, node, &d) < 0)
+        return -1;
+    k->dra_nics = d.nics;
+    k->dra = k->alloc_gpus == 0 && d.gpus > 0;
+    k->gpus = k->dra ? d.gpus : k->alloc_gpus;
+    if (k->dra)
+        k->dra_product = d.product;
+    else
+        free(d.product);
+    return 0;
+}
+
 static uint64_t
 kind_hash(const struct node_kind *k)
 {
@@ -316,7 +353,9 @@ kind_hash(const struct node_kind *k)
                 k->taints[i].effect);
     for (size_t i = 0; i < k->n_nics; i++)
         h = fnv(h, k->nics[i].resource) ^ (uint64_t)k->nics[i].count;
-    return h ^ (uint64_t)k->gpus * 31 ^ (uint64_t)k->memory_gib;
+    h = fnv(h, k->dra_product) ^ (uint64_t)k->dra_nics * 7 ^ (uint64_t)k->dra;
+    return h ^ (uint64_t)k->gpus * 31 ^ (uint64_t)k->memory_gib ^
+           (uint64_t)k->alloc_gpus * 131;
 }
 
 static bool
@@ -324,7 +363,10 @@ kind_equal(const struct node_kind *a, const struct node_kind *b)
 {
     if (a->gpus != b->gpus || a->memory_gib != b->memory_gib ||
         a->n_labels != b->n_labels || a->n_taints != b->n_taints ||
-        a->n_nics != b->n_nics)
+        a->n_nics != b->n_nics || a->alloc_gpus != b->alloc_gpus ||
+        a->dra != b->dra || a->dra_nics != b->dra_nics ||
+        strcmp(a->dra_product ? a->dra_product : "",
+               b->dra_product ? b->dra_product : "") != 0)
         return false;
     for (size_t i = 0; i < a->n_labels; i++)
         if (strcmp(a->labels[i].key, b->labels[i].key) ||
@@ -342,18 +384,25 @@ kind_equal(const struct node_kind *a, const struct node_kind *b)
     return true;
 }
 
-/* The index's entry equal to k (taking k's contents), or a new one. */
+/* The index's entry equal to k (taking k's contents), or a new one;
+ * NULL out of memory, or with *full for a GPU-less kind past
+ * IDLE_KINDS_MAX. */
 static struct kind_entry *
-kind_intern(struct view_index *x, struct node_kind *k)
+kind_intern(struct view_index *x, struct node_kind *k, bool *full)
 {
     uint64_t h = kind_hash(k);
     struct kind_entry *e;
 
+    *full = false;
     for (size_t i = 0; i < x->n_kinds; i++)
         if (x->kinds[i]->hash == h && kind_equal(&x->kinds[i]->k, k)) {
             kind_clear(k);
             return x->kinds[i];
         }
+    if (k->gpus == 0 && x->n_idle_kinds >= IDLE_KINDS_MAX) {
+        *full = true;
+        return NULL;
+    }
     if (x->n_kinds == x->cap_kinds) {
         size_t cap = x->cap_kinds ? x->cap_kinds * 2 : 16;
         struct kind_entry **grown = realloc(x->kinds, cap * sizeof(*grown));
@@ -369,6 +418,7 @@ kind_intern(struct view_index *x, struct node_kind *k)
     e->hash = h;
     memset(k, 0, sizeof(*k));
     x->kinds[x->n_kinds++] = e;
+    x->n_idle_kinds += e->k.gpus == 0;
     return e;
 }
 
@@ -383,6 +433,7 @@ kind_release(struct view_index *x, struct kind_entry *e)
             x->kinds[i] = x->kinds[--x->n_kinds];
             break;
         }
+    x->n_idle_kinds -= e->k.gpus == 0;
     kind_clear(&e->k);
     free(e);
 }
@@ -475,13 +526,14 @@ per_node_count(struct view_index *x)
     int found = 0;
 
     for (size_t i = 0; i < x->n_kinds; i++)
-        n += x->kinds[i]->k.n_labels;
+        n += x->kinds[i]->k.gpus ? x->kinds[i]->k.n_labels : 0;
     if (n == 0)
         return 0;
     if ((kv = calloc(n, sizeof(*kv))) == NULL)
         return -1;
     for (size_t i = 0; i < x->n_kinds; i++)
-        for (size_t j = 0; j < x->kinds[i]->k.n_labels; j++)
+        for (size_t j = 0; x->kinds[i]->k.gpus && j < x->kinds[i]->k.n_labels;
+             j++)
             kv[at++] = (struct key_value){x->kinds[i]->k.labels[j].key,
                                           x->kinds[i]->k.labels[j].value};
     qsort(kv, n, sizeof(*kv), key_value_cmp);
@@ -538,8 +590,11 @@ per_node_regroup(struct view_index *x)
                 free((char *)k.labels[j].value);
                 k.labels[j].value = v;
             }
-        if ((e = kind_intern(x, &k)) == NULL) {
+        bool full;
+        if ((e = kind_intern(x, &k, &full)) == NULL) {
             kind_clear(&k);
+            if (full)
+                continue; /* a GPU-less node keeps its old kind */
             return -1;
         }
         e->k.nodes++;
@@ -555,12 +610,14 @@ per_node_check(struct view_index *x)
 {
     int found;
 
-    if (x->n_kinds < x->check_at)
+    size_t gpu_kinds = x->n_kinds - x->n_idle_kinds;
+
+    if (gpu_kinds < x->check_at)
         return 0;
     if ((found = per_node_count(x)) > 0 && per_node_regroup(x) < 0)
         return -1;
-    x->check_at = x->n_kinds * 2 > PER_NODE_CHECK ? x->n_kinds * 2
-                                                  : PER_NODE_CHECK;
+    x->check_at =
+        gpu_kinds * 2 > PER_NODE_CHECK ? gpu_kinds * 2 : PER_NODE_CHECK;
     return found < 0 ? -1 : 0;
 }
 
@@ -590,37 +647,39 @@ view_index_put_node(struct view_index *x, const cJSON *node)
                     VIEW_HOSTNAME);
     struct node_kind k;
     struct kind_entry *e;
-    bool found;
+    bool found, full, seen;
     size_t at;
 
     if (name == NULL)
         return 0;
     at = node_find(x, name, &found);
-    if (kind_read(x, node, &k) < 0) {
+    if (kind_read(x, node, &k) < 0 || dra_apply(x, name, &k) < 0) {
         kind_clear(&k);
         return -1;
     }
-    if (k.gpus == 0) {
+    if ((e = kind_intern(x, &k, &full)) == NULL) {
         kind_clear(&k);
+        if (!full)
+            return -1;
+        x->idle_full = true;
         if (!found)
             return 0;
+        seen = x->nodes[at].kind->k.gpus > 0;
         node_remove(x, at);
-        return 1;
-    }
-    if ((e = kind_intern(x, &k)) == NULL) {
-        kind_clear(&k);
-        return -1;
+        return seen; /* a GPU node lost its GPUs: it leaves the view */
     }
     if (found) {
         int host = hostname_set(&x->nodes[at], hostname);
+        struct kind_entry *old = x->nodes[at].kind;
         if (host < 0)
             return -1;
-        if (x->nodes[at].kind == e)
-            return host; /* 0: a heartbeat, nothing decisions read */
+        if (old == e) /* a heartbeat, nothing decisions read */
+            return e->k.gpus > 0 ? host : 0;
+        seen = old->k.gpus > 0 || e->k.gpus > 0;
         e->k.nodes++;
-        kind_release(x, x->nodes[at].kind);
+        kind_release(x, old);
         x->nodes[at].kind = e;
-        return per_node_check(x) < 0 ? -1 : 1;
+        return per_node_check(x) < 0 ? -1 : seen;
     }
     if (x->n_nodes == x->cap_nodes) {
         size_t cap = x->cap_nodes ? x->cap_nodes * 2 : 64;
@@ -640,7 +699,8 @@ view_index_put_node(struct view_index *x, const cJSON *node)
         node_remove(x, at);
         return -1;
     }
-    return per_node_check(x) < 0 ? -1 : 1;
+    seen = e->k.gpus > 0; /* before a regroup may free e */
+    return per_node_check(x) < 0 ? -1 : seen;
 fail:
     e->k.nodes++;
     kind_release(x, e);
@@ -657,9 +717,103 @@ view_index_del_node(struct view_index *x, const cJSON *node)
     if (name == NULL)
         return 0;
     at = node_find(x, name, &found);
-    if (found)
-        node_remove(x, at);
+    if (!found)
+        return 0;
+    found = x->nodes[at].kind->k.gpus > 0;
+    node_remove(x, at);
     return found;
+}
+
+/* --- ResourceSlices ---------------------------------------------------- */
+
+/* A node's kind again, its slices having changed: 1 when the view sees
+ * the change, 0 not, -1 out of memory. */
+static int
+node_rekind(struct view_index *x, size_t at)
+{
+    struct kind_entry *old = x->nodes[at].kind, *e;
+    struct node_kind k;
+    bool full, seen;
+
+    if (kind_copy(&old->k, &k) < 0 || dra_apply(x, x->nodes[at].name, &k) < 0) {
+        kind_clear(&k);
+        return -1;
+    }
+    if ((e = kind_intern(x, &k, &full)) == NULL) {
+        kind_clear(&k);
+        return full ? 0 : -1;
+    }
+    if (e == old)
+        return 0;
+    seen = old->k.gpus > 0 || e->k.gpus > 0;
+    e->k.nodes++;
+    x->nodes[at].kind = e;
+    kind_release(x, old);
+    return seen;
+}
+
+static int
+rekind_name(struct view_index *x, const char *name)
+{
+    bool found;
+    size_t at;
+
+    if (name == NULL)
+        return 0;
+    at = node_find(x, name, &found);
+    return found ? node_rekind(x, at) : 0;
+}
+
+static int
+rekind_all(struct view_index *x)
+{
+    int rc = 0, r;
+
+    for (size_t i = 0; i < x->n_nodes; i++) {
+        if ((r = node_rekind(x, i)) < 0)
+            return -1;
+        rc |= r;
+    }
+    return per_node_check(x) < 0 ? -1 : rc;
+}
+
+/* A ResourceSlice in, or (obj NULL) the one named name out. */
+static int
+slice_put(struct view_index *x, const char *name, const cJSON *obj)
+{
+    cJSON *sum = NULL, *old;
+    char *old_node = NULL;
+    bool per_node = false;
+    int a, b;
+
+    if (name == NULL)
+        return 0;
+    if (obj && (sum = viewdra_slice_summary(obj, &per_node)) == NULL &&
+        per_node)
+        return -1;
+    old = cJSON_GetObjectItemCaseSensitive(x->slices, name);
+    if (old == NULL && sum == NULL)
+        return 0; /* no one node's devices, before or now */
+    if (old && sum && cJSON_Compare(old, sum, 1)) {
+        cJSON_Delete(sum);
+        return 0;
+    }
+    if (old && (old_node = strdup(json_string(old, "node"))) == NULL) {
+        cJSON_Delete(sum);
+        return -1;
+    }
+    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(x->slices, name));
+    if (sum && !cJSON_AddItemToObject(x->slices, name, sum)) {
+        cJSON_Delete(sum);
+        free(old_node);
+        return -1;
+    }
+    a = rekind_name(x, old_node);
+    b = sum ? rekind_name(x, json_string(sum, "node")) : 0;
+    free(old_node);
+    if (a < 0 || b < 0 || per_node_check(x) < 0)
+        return -1;
+    return 1; /* a slice of a node not seen yet waits for it */
 }
 
 /* --- Kueue's queues, Trainer's runtimes -------------------------------- */
@@ -679,6 +833,10 @@ object_map(struct view_index *x, const char *kind)
         return &x->runtimes;
     if (strcmp(kind, "ClusterTrainingRuntime") == 0)
         return &x->cluster_runtimes;
+    if (strcmp(kind, "DeviceClass") == 0)
+        return &x->device_classes;
+    if (strcmp(kind, "ResourceClaimTemplate") == 0)
+        return &x->claim_templates;
     return NULL;
 }
 
@@ -699,6 +857,9 @@ view_index_put_object(struct view_index *x, const char *kind,
     cJSON **map = object_map(x, kind), *keep, *old;
     char key[512];
 
+    if (strcmp(kind, "ResourceSlice") == 0)
+        return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
+                         obj);
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
         return 0; /* not one of these kinds, or nameless: nothing to keep */
     object_key(obj, key, sizeof(key));
@@ -732,6 +893,9 @@ view_index_del_object(struct view_index *x, const char *kind,
     cJSON **map = object_map(x, kind), *old;
     char key[512];
 
+    if (strcmp(kind, "ResourceSlice") == 0)
+        return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
+                         NULL);
     if (map == NULL)
         return 0;
     object_key(obj, key, sizeof(key));
@@ -754,6 +918,18 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
                 return -1;
         }
         return 0;
+    }
+    if (strcmp(kind, "ResourceSlice") == 0) {
+        cJSON_Delete(x->slices);
+        if ((x->slices = cJSON_CreateObject()) == NULL)
+            return -1;
+        cJSON_ArrayForEach(it, items)
+        {
+            if (slice_put(x, json_string(json_get(it, "metadata"), "name"),
+                          it) < 0)
+                return -1;
+        }
+        return rekind_all(x) < 0 ? -1 : 0;
     }
     cJSON **map = object_map(x, kind);
     if (map == NULL)
@@ -790,7 +966,14 @@ view_index_take(struct view_index *x, const char *kind,
         SWAP(x->per_node, from->per_node);
         SWAP(x->n_per_node, from->n_per_node);
         SWAP(x->check_at, from->check_at);
-        return 0;
+        SWAP(x->n_idle_kinds, from->n_idle_kinds);
+        SWAP(x->idle_full, from->idle_full);
+        /* The list was read without x's slices. */
+        return rekind_all(x) < 0 ? -1 : 0;
+    }
+    if (strcmp(kind, "ResourceSlice") == 0) {
+        SWAP(x->slices, from->slices);
+        return rekind_all(x) < 0 ? -1 : 0;
     }
     cJSON **mine = object_map(x, kind), **theirs = object_map(from, kind);
     if (mine == NULL)
@@ -806,7 +989,7 @@ view_index_put(struct view_index *x, const cJSON *obj)
 
     if (kind && strcmp(kind, "Node") == 0)
         return view_index_put_node(x, obj) < 0 ? -1 : 1;
-    if (kind && object_map(x, kind))
+    if (kind && (object_map(x, kind) || strcmp(kind, "ResourceSlice") == 0))
         return view_index_put_object(x, kind, obj) < 0 ? -1 : 1;
     return 0;
 }
@@ -824,8 +1007,12 @@ view_index_new(void)
     x->local_queues = cJSON_CreateObject();
     x->runtimes = cJSON_CreateObject();
     x->cluster_runtimes = cJSON_CreateObject();
-    if (!x->flavors || !x->cluster_queues || !x->local_queues ||
-        !x->runtimes || !x->cluster_runtimes) {
+    x->device_classes = cJSON_CreateObject();
+    x->claim_templates = cJSON_CreateObject();
+    x->slices = cJSON_CreateObject();
+    if (!x->flavors || !x->cluster_queues || !x->local_queues || !x->runtimes ||
+        !x->cluster_runtimes || !x->device_classes || !x->claim_templates ||
+        !x->slices) {
         view_index_free(x);
         return NULL;
     }
@@ -849,6 +1036,9 @@ view_index_free(struct view_index *x)
     cJSON_Delete(x->local_queues);
     cJSON_Delete(x->runtimes);
     cJSON_Delete(x->cluster_runtimes);
+    cJSON_Delete(x->device_classes);
+    cJSON_Delete(x->claim_templates);
+    cJSON_Delete(x->slices);
     free(x);
 }
 
@@ -859,8 +1049,14 @@ kind_copy(const struct node_kind *from, struct node_kind *to)
 {
     memset(to, 0, sizeof(*to));
     to->gpus = from->gpus;
+    to->alloc_gpus = from->alloc_gpus;
+    to->dra = from->dra;
+    to->dra_nics = from->dra_nics;
     to->memory_gib = from->memory_gib;
     to->nodes = from->nodes;
+    if (from->dra_product &&
+        (to->dra_product = strdup(from->dra_product)) == NULL)
+        return -1;
     if (from->n_labels &&
         (to->labels = calloc(from->n_labels, sizeof(*to->labels))) == NULL)
         return -1;
@@ -1000,6 +1196,8 @@ view_free(struct view *v)
     free(v->local_queues);
     free(v->runtimes.items);
     cJSON_Delete(v->runtime_objects);
+    cJSON_Delete(v->device_classes);
+    cJSON_Delete(v->claim_templates);
     for (size_t i = 0; i < v->n_per_node; i++)
         free(v->per_node[i]);
     free(v->per_node);
@@ -1048,7 +1246,10 @@ kind_describe(struct node_kind *k)
 
     for (size_t i = 0; view_product_keys[i] && product == NULL; i++)
         product = label_get(&k->set, view_product_keys[i]);
-    if (product)
+    if (product == NULL && k->dra_product)
+        n = asprintf(&k->what, "nodes of %ld x '%s' GPUs (ResourceSlices)",
+                     k->gpus, k->dra_product);
+    else if (product)
         n = asprintf(&k->what, "nodes of %ld x '%s' GPUs", k->gpus, product);
     else
         n = asprintf(&k->what, "nodes of %ld GPUs of no named product",
@@ -1117,13 +1318,15 @@ struct view *
 view_build(const struct view_index *x)
 {
     struct view *v = calloc(1, sizeof(*v));
-    size_t kinds = x->n_kinds;
+    size_t kinds = x->n_kinds - x->n_idle_kinds, at = 0;
     struct kind_entry **sorted = NULL;
     const cJSON *it;
 
     if (v == NULL)
         return NULL;
     v->refs = 1;
+    v->n_slices = (size_t)cJSON_GetArraySize(x->slices);
+    v->n_unread = x->idle_full;
     if (kinds > VIEW_KINDS_MAX) {
         kinds = VIEW_KINDS_MAX;
         v->too_many = true;
@@ -1139,9 +1342,9 @@ view_build(const struct view_index *x)
     if (!v->kinds || !v->flavors || !v->cluster_queues || !v->local_queues ||
         !sorted)
         goto fail;
-    /* Every node counts, kept out past VIEW_KINDS_MAX or not. */
+    /* Every GPU node counts, kept out past VIEW_KINDS_MAX or not. */
     for (size_t i = 0; i < x->n_kinds; i++)
-        v->n_nodes += x->kinds[i]->k.nodes;
+        v->n_nodes += x->kinds[i]->k.gpus ? x->kinds[i]->k.nodes : 0;
     if (x->n_per_node &&
         (v->per_node = calloc(x->n_per_node, sizeof(char *))) == NULL)
         goto fail;
@@ -1149,9 +1352,11 @@ view_build(const struct view_index *x)
         if ((v->per_node[v->n_per_node] = strdup(x->per_node[v->n_per_node])) ==
             NULL)
             goto fail;
-    /* Sorted before copying, so that nodes find their kind's place. */
-    if (kinds > 0) /* x->kinds is NULL until the first kind */
-        memcpy(sorted, x->kinds, kinds * sizeof(*sorted));
+    /* Sorted before copying, so that nodes find their kind's place; GPU
+     * kinds alone, the first VIEW_KINDS_MAX of them. */
+    for (size_t i = 0; i < x->n_kinds && at < kinds; i++)
+        if (x->kinds[i]->k.gpus > 0)
+            sorted[at++] = x->kinds[i];
     qsort(sorted, kinds, sizeof(*sorted), entry_order);
     for (; v->n_kinds < kinds; v->n_kinds++) {
         struct node_kind *k = &v->kinds[v->n_kinds];
@@ -1179,7 +1384,9 @@ view_build(const struct view_index *x)
         if (local_queue_read(it, &v->local_queues[v->n_local_queues++]) < 0)
             goto fail;
     }
-    if (runtimes_copy(x, v) < 0)
+    if (runtimes_copy(x, v) < 0 ||
+        (v->device_classes = cJSON_Duplicate(x->device_classes, 1)) == NULL ||
+        (v->claim_templates = cJSON_Duplicate(x->claim_templates, 1)) == NULL)
         goto fail;
     free(sorted);
     return v;
@@ -1225,4 +1432,26 @@ view_queue(const struct view *v, const char *ns, const char *local_queue)
                 return &v->cluster_queues[j];
     }
     return NULL;
+}
+
+const cJSON *
+view_device_class(const struct view *v, const char *name)
+{
+    char key[512];
+
+    if (v == NULL || name == NULL)
+        return NULL;
+    snprintf(key, sizeof(key), "/%s", name); /* object_key(): no namespace */
+    return cJSON_GetObjectItemCaseSensitive(v->device_classes, key);
+}
+
+const cJSON *
+view_claim_template(const struct view *v, const char *ns, const char *name)
+{
+    char key[512];
+
+    if (v == NULL || name == NULL)
+        return NULL;
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+    return cJSON_GetObjectItemCaseSensitive(v->claim_templates, key);
 }

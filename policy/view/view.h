@@ -47,7 +47,13 @@ struct node_kind {
     struct label_set set; /* the same, for match_labels() */
     struct taint *taints;
     size_t n_taints;
-    long gpus;       /* allocatable nvidia.com/gpu */
+    long gpus;       /* allocatable nvidia.com/gpu, else its DRA GPUs */
+    long alloc_gpus; /* allocatable nvidia.com/gpu alone */
+    char *dra_product; /* GPUs from ResourceSlices: their productName as
+                          GFD labels it (viewdra.h), NULL otherwise */
+    bool dra;          /* gpus counted from ResourceSlices */
+    long dra_nics;     /* RDMA NICs its ResourceSlices publish (DRANET):
+                          devices of a claim, no resource of the node */
     long memory_gib; /* allocatable memory, whole GiB */
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
@@ -99,6 +105,10 @@ struct view {
     size_t n_cluster_queues;
     struct view_local_queue *local_queues;
     size_t n_local_queues;
+    cJSON *device_classes;  /* DRA DeviceClasses, name -> object */
+    cJSON *claim_templates; /* ResourceClaimTemplates, "ns/name" -> object */
+    size_t n_slices;        /* ResourceSlices of one node each */
+    size_t n_unread;        /* GPU-less nodes not kept (viewindex bound) */
     cJSON *runtime_objects;   /* Trainer's runtimes, an array */
     struct runtimes runtimes; /* the same, for expand() */
 };
@@ -111,17 +121,20 @@ void view_index_free(struct view_index *x);
 /*
  * A Node, ADDED or MODIFIED: 1 when what decisions read changed, 0 when
  * not (a heartbeat, a status update), -1 out of memory. A node with no
- * GPU is kept out (and removed, if it had one before).
+ * GPU, allocatable or from its ResourceSlices, is kept out of the view
+ * (the index holds it for slices to come).
  */
 int view_index_put_node(struct view_index *x, const cJSON *node);
 
 /* A Node DELETED: 1 when it was in the view, 0 when not. */
 int view_index_del_node(struct view_index *x, const cJSON *node);
 
-/* Kueue's objects and Trainer's runtimes, by kind ("ResourceFlavor",
- * "ClusterQueue", "LocalQueue", "TrainingRuntime",
- * "ClusterTrainingRuntime"); put: 1 changed, 0 same (or not such an
- * object), -1 out of memory. */
+/* Kueue's objects, Trainer's runtimes and DRA's, by kind
+ * ("ResourceFlavor", "ClusterQueue", "LocalQueue", "TrainingRuntime",
+ * "ClusterTrainingRuntime", "DeviceClass", "ResourceClaimTemplate",
+ * "ResourceSlice"); put: 1 changed, 0 same (or not such an object), -1
+ * out of memory. A ResourceSlice gives its node its GPUs where the node
+ * has no allocatable nvidia.com/gpu. */
 int view_index_put_object(struct view_index *x, const char *kind,
                           const cJSON *obj);
 int view_index_del_object(struct view_index *x, const char *kind,
@@ -158,6 +171,12 @@ const struct view_flavor *view_flavor(const struct view *v, const char *name);
 /* The cluster's Trainer runtimes, or NULL when it has none (or v is
  * NULL): a TrainJob names one, and its pods come from it. */
 const struct runtimes *view_runtimes(const struct view *v);
+
+/* A DeviceClass by name, a ResourceClaimTemplate by namespace and name
+ * (borrowed from the view), or NULL. */
+const cJSON *view_device_class(const struct view *v, const char *name);
+const cJSON *view_claim_template(const struct view *v, const char *ns,
+                                 const char *name);
 
 /* Labels known to differ from node to node and say nothing of hardware:
  * left out of kinds, and not judged by the matcher. */

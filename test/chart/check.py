@@ -26,12 +26,16 @@ RELEASE, NAMESPACE = "topogate", "topogate-system"
 # The directory the in-cluster client reads (token, ca.crt, namespace).
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # What the cluster view may read, and how: issue 12, "Install"; and
-# Trainer's runtimes, which a TrainJob's pods come from.
+# Trainer's runtimes, which a TrainJob's pods come from; DRA's classes,
+# slices and claim templates (issue 46).
 VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
               ("kueue.x-k8s.io", "clusterqueues"),
               ("kueue.x-k8s.io", "localqueues"),
               ("trainer.kubeflow.org", "clustertrainingruntimes"),
-              ("trainer.kubeflow.org", "trainingruntimes")}
+              ("trainer.kubeflow.org", "trainingruntimes"),
+              ("resource.k8s.io", "deviceclasses"),
+              ("resource.k8s.io", "resourceslices"),
+              ("resource.k8s.io", "resourceclaimtemplates")}
 VIEW_VERBS = {"get", "list", "watch"}
 failures = []
 

@@ -952,6 +952,120 @@ def _(n):
     return tj_2x8(n, resource_claims=RDMA_CLAIM)
 
 
+# GPUs as DRA devices (issue 46): test/nodes/dra-h100-slices.yaml is two
+# HGX H100 nodes known only by the NVIDIA DRA driver's ResourceSlices,
+# dra-h100-plugin.yaml the same nodes by the device plugin and GFD. A
+# claim's GPUs come from its ResourceClaimTemplate in the view (same
+# namespace); test/dra/run.sh compares the decisions on the two views.
+
+DRA_NODES = "--nodes test/nodes/dra-h100-slices.yaml"
+PLUGIN_NODES = "--nodes test/nodes/dra-h100-plugin.yaml"
+
+
+def dra_claim(template):
+    return dict(gpu=None, resource_claims=[
+        {"name": "gpu", "resourceClaimTemplateName": template}],
+        container_claims=[{"name": "gpu"}])
+
+
+def tj_4x1(name, **kw):
+    kw.setdefault("cpu", "20")
+    kw.setdefault("memory", "200Gi")
+    kw.setdefault("nproc", "1")
+    return tj(name, job="llama3-8b-dra", nnodes=4, index=1, **kw)
+
+
+@case("view-dra-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("single-gpu"))
+
+
+@case("view-dra-plugin-4x1-gpu-deny", args=PLUGIN_NODES)
+def _(n):
+    return tj_4x1(n, gpu=1)
+
+
+@case("view-dra-4x1-gpu-limit-deny", args=DRA_NODES)
+def _(n):
+    # nvidia.com/gpu served by the driver's class (extendedResourceName).
+    return tj_4x1(n, gpu=1)
+
+
+@case("view-dra-claim-template-not-in-view-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("gpus-of-another-namespace"))
+
+
+@case("dra-claim-no-view-warn")
+def _(n):
+    return tj_4x1(n, **dra_claim("single-gpu"))
+
+
+@case("view-dra-claim-all-gpus-allow", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", **dra_claim("all-gpus"))
+
+
+@case("view-dra-claim-eight-gpus-allow", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", **dra_claim("eight-gpus"))
+
+
+@case("view-dra-plugin-eight-gpus-allow", args=PLUGIN_NODES)
+def _(n):
+    return tj_4x1(n, nproc="8", gpu=8)
+
+
+@case("view-dra-claim-first-available-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("gpu-first-available"))
+
+
+@case("view-dra-claim-narrowed-class-warn", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("one-h100"))
+
+
+@case("view-dra-claim-beside-unknown-claim-warn", args=DRA_NODES)
+def _(n):
+    # One GPU known, and a claim whose template the view lacks: it may
+    # hold the rest of the node.
+    kw = dra_claim("single-gpu")
+    kw["resource_claims"].append({"name": "more",
+                                  "resourceClaimTemplateName": "more-gpus"})
+    kw["container_claims"].append({"name": "more"})
+    return tj_4x1(n, **kw)
+
+
+@case("view-dra-claim-mig-ungoverned", args=DRA_NODES)
+def _(n):
+    return tj_4x1(n, **dra_claim("one-mig"))
+
+
+@case("view-dra-efa-claim-p4d-deny", args="--nodes test/nodes/eks-dranet-p4d.yaml")
+def _(n):
+    # kubernetes-sigs/dranet examples/aws_eks_examples/gpu-efa: one GPU
+    # and one EFA per pod from DRA, on a p4d whose 8 GPUs are NVSwitch.
+    return tj(n, job="nccl-test-dra", ns="default", nnodes=2, nproc="1",
+              index=1, cpu="20", memory="200Gi", gpu=None,
+              resource_claims=[{"name": "gpu-efa",
+                                "resourceClaimTemplateName":
+                                    "gpu-efa-aligned"}],
+              container_claims=[{"name": "gpu-efa"}])
+
+
+@case("view-dra-efa-nodes-gpu-claim-only-allow",
+      args="--nodes test/nodes/eks-dranet-p4d.yaml")
+def _(n):
+    # Whole nodes by claim, but no claim asks for the nodes' DRA NICs.
+    return tj(n, job="nccl-test-dra", ns="default", nnodes=2, nproc="8",
+              index=1, cpu="90", memory="900Gi", gpu=None,
+              resource_claims=[{"name": "gpu",
+                                "resourceClaimTemplateName":
+                                    "eight-gpus-no-efa"}],
+              container_claims=[{"name": "gpu"}])
+
+
 @case("gb200-rdma-claim-only-fragmented-deny")
 def _(n):
     # A DRA claim that is not a ComputeDomain channel (a DRANET NIC, as in
@@ -2615,6 +2729,52 @@ def _(n):
                   TRAINING_OPERATOR)
 
 
+def claim_pytorchjob(template):
+    """A PyTorchJob of 4 pods (Master + 3 Workers) whose GPUs are one DRA
+    claim per pod, from ResourceClaimTemplate `template`."""
+    job = pytorchjob(name="llama3-8b-dra", workers=3, gpu=1, pin=None,
+                     claims=[{"name": "gpu",
+                              "resourceClaimTemplateName": template}])
+    for r in job["spec"]["pytorchReplicaSpecs"].values():
+        c = r["template"]["spec"]["containers"][0]
+        c["resources"] = {"claims": [{"name": "gpu"}]}
+    return job
+
+
+@case("job-view-dra-mpijob-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    # mpi-operator v2beta1: 4 workers of one claimed GPU each.
+    job = mpijob(name="nccl-tests-dra", workers=4, gpu=1, pin=None)
+    job["metadata"]["namespace"] = "ml-training"
+    w = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    w["resourceClaims"] = [{"name": "gpu",
+                            "resourceClaimTemplateName": "single-gpu"}]
+    w["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    return job_review(n, job)
+
+
+@case("job-view-dra-pytorchjob-4x1-claim-deny", args=DRA_NODES)
+def _(n):
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-view-dra-pytorchjob-4x1-claim-repack-deny", args=DRA_NODES,
+      policy=REPACK)
+def _(n):
+    # jobs.repack writes nvidia.com/gpu limits: not for claims.
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-dra-pytorchjob-claim-no-view-warn")
+def _(n):
+    return job_review(n, claim_pytorchjob("single-gpu"))
+
+
+@case("job-view-dra-pytorchjob-all-gpus-allow", args=DRA_NODES)
+def _(n):
+    return job_review(n, claim_pytorchjob("all-gpus"))
+
+
 @case("job-view-zones-trainjob-warn", args=ZONES_VIEW)
 def _(n):
     return job_review(n, trainjob(nodes=2, nproc=8, gpu=8, pin=P5_GROUP))
@@ -3470,6 +3630,21 @@ def _(n):
               trainer=False, index=0, gpu=1, cpu="10", memory="100Gi",
               node_selector=P4D, image="ghcr.io/example/maxtext:2024.10",
               args=["-m", "MaxText.train", "MaxText/configs/base.yml"])
+
+
+@case("framework-jobset-dra-4x1-claim-warn",
+      args="--nodes test/nodes/dra-h100-slices.yaml")
+def _(n):
+    # The plain JobSet above, its GPUs a DRA claim each, on the DRA-only
+    # H100 nodes: the framework switch's default severity, warn.
+    return tj(n, job="maxtext-train", ns="ml-training", rjob="workers",
+              rjob_replicas=4, trainer=False, index=0, cpu="10",
+              memory="100Gi", image="ghcr.io/example/maxtext:2024.10",
+              args=["-m", "MaxText.train", "MaxText/configs/base.yml"],
+              gpu=None,
+              resource_claims=[{"name": "gpu",
+                                "resourceClaimTemplateName": "single-gpu"}],
+              container_claims=[{"name": "gpu"}])
 
 
 def mpi_v1alpha2_pod(case, role="worker", gpu=1, job="nccl-tests", ns="ml",

@@ -28,12 +28,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin  # noqa: E402
 
 RESOURCES = ["nodes", "resourceflavors", "clusterqueues", "localqueues",
-             "clustertrainingruntimes", "trainingruntimes"]
+             "clustertrainingruntimes", "trainingruntimes", "deviceclasses",
+             "resourceslices", "resourceclaimtemplates"]
 failed = 0
 # A group no scenario line mentions is not installed: the client says so
 # once, then only looks again (every 5 minutes, or sooner in a long run).
 OPTIONAL = {"clustertrainingruntimes": "trainer",
-            "trainingruntimes": "trainer"}
+            "trainingruntimes": "trainer", "deviceclasses": "dra",
+            "resourceslices": "dra", "resourceclaimtemplates": "dra"}
 NOT_SERVED = ["restart not_served", "replace", "unsynced not served"]
 
 

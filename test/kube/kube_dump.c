@@ -66,7 +66,8 @@ name_of(const cJSON *obj)
 
 /* The names of a list's items so far, by resource: a list is handed
  * over an item at a time, and printed as one line when whole. */
-static cJSON *pending[8];
+#define PENDING_MAX 16
+static cJSON *pending[PENDING_MAX];
 
 static void
 on_item(void *ctx, const struct kube_resource *r, const cJSON *obj)
@@ -74,7 +75,7 @@ on_item(void *ctx, const struct kube_resource *r, const cJSON *obj)
     int i = kube_resource_index(r->name);
 
     (void)ctx;
-    if (i < 0 || i >= 8)
+    if (i < 0 || i >= PENDING_MAX)
         return;
     if (pending[i] == NULL)
         pending[i] = cJSON_CreateArray();
@@ -88,7 +89,7 @@ on_listed(void *ctx, const struct kube_resource *r, bool whole)
     cJSON *names;
 
     (void)ctx;
-    if (i < 0 || i >= 8)
+    if (i < 0 || i >= PENDING_MAX)
         return;
     names = pending[i] ? pending[i] : cJSON_CreateArray();
     pending[i] = NULL;
@@ -248,7 +249,7 @@ watch_until_signal(struct kube_config *cfg)
     }
     sigwait(&set, &sig);
     kube_watch_stop(w);
-    for (size_t i = 0; i < 8; i++)
+    for (size_t i = 0; i < PENDING_MAX; i++)
         cJSON_Delete(pending[i]);
     emit(line_new("stopped", NULL));
     return 0;

@@ -59,6 +59,9 @@ import urllib.parse
 
 KUEUE = "kueue.x-k8s.io"
 TRAINER = "trainer.kubeflow.org"
+# Dynamic Resource Allocation, GA in Kubernetes 1.34 (resource.k8s.io/v1):
+# served only when the scenario says so, as on a cluster before 1.34.
+RESOURCE = "resource.k8s.io"
 KINDS = {
     "nodes": ("v1", "Node"),
     "resourceflavors": (KUEUE, "ResourceFlavor"),
@@ -66,10 +69,14 @@ KINDS = {
     "localqueues": (KUEUE, "LocalQueue"),
     "clustertrainingruntimes": (TRAINER, "ClusterTrainingRuntime"),
     "trainingruntimes": (TRAINER, "TrainingRuntime"),
+    "deviceclasses": (RESOURCE, "DeviceClass"),
+    "resourceslices": (RESOURCE, "ResourceSlice"),
+    "resourceclaimtemplates": (RESOURCE, "ResourceClaimTemplate"),
 }
 # An API group a CRD adds is served only when the scenario says which
-# versions: scenario["kueue"] / scenario["trainer"] = {"versions": [...]}.
-GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer"}
+# versions: scenario["kueue"] / scenario["trainer"] / scenario["dra"] =
+# {"versions": [...]}.
+GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer", RESOURCE: "dra"}
 
 
 # The pools of a generated cluster: nodegroup, instance type, GPUs, EFA.

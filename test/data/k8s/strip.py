@@ -30,6 +30,7 @@ OPENAPI = [
     "apis__networking.k8s.io__v1_openapi.json",
     "apis__policy__v1_openapi.json",
     "apis__rbac.authorization.k8s.io__v1_openapi.json",
+    "apis__resource.k8s.io__v1_openapi.json",
 ]
 # Every CRD of ../shared/k8s/crds, so that k8s-validate says the same
 # here as there on every input of the repository (the golden cases send
