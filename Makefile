@@ -36,7 +36,7 @@ WEBHOOK_SRC := $(wildcard webhook/*.c)
 # OpenSSL is certgen's alone, in an executable of its own beside
 # topogate: the server never loads libcrypto (cmd/certgen_main.c).
 CERTGEN_SRC := cmd/certgen.c cmd/certgen_main.c
-KUBEWATCH_SRC := cmd/kubewatch_main.c
+KUBEWATCH_SRC := cmd/kubewatch_main.c cmd/kubewatch_live.c
 CMD_SRC     := $(filter-out $(CERTGEN_SRC) $(KUBEWATCH_SRC),$(wildcard cmd/*.c))
 obj = $(1:%.c=$(BUILD)/%.o)
 # The pure floor: policy/ and the text helpers it stands on.
