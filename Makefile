@@ -181,6 +181,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@test/e2e/tls.sh $(BUILD)/topogate
 	@test/e2e/reload.sh $(BUILD)/topogate
 	@test/e2e/view.sh $(BUILD)/topogate
+	@test/e2e/liveaudit.sh $(BUILD)/topogate
 	@test/certgen/run.sh $(BUILD)/topogate
 	@test/corpus/run.sh $(BUILD)/topogate
 	@test/audit/run.sh $(BUILD)/topogate

@@ -101,6 +101,7 @@ cases=(
 	"warn-fail|warn-fail.yaml|$newest_api|"
 	"opt-in|opt-in.yaml|$newest_api|"
 	"no-cluster-view|no-cluster-view.yaml|$newest_api|"
+	"live-audit|live-audit.yaml|$newest_api|"
 	"network-policy|network-policy.yaml|$newest_api|"
 	"policy-override|policy-override.yaml|$newest_api|"
 	"policy-whole|policy-whole.yaml|$newest_api|--set-file policy.yaml=test/chart/whole-policy.yaml"
