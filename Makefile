@@ -156,6 +156,7 @@ test: test-deps fuzz-deps
 	done
 	@test/layout/check.sh
 	@test/kube/view-scale.sh $(BUILD)/topogate
+	@test/kube/liveaudit-scale.sh $(BUILD)/topogate
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -333,6 +334,7 @@ bench: bench-check
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
 		tee test/bench/view.json
 	@NODES=50000 test/kube/view-scale.sh $(BUILD)/topogate
+	@PODS=10000 test/kube/liveaudit-scale.sh $(BUILD)/topogate
 
 # The in-process figures alone, in a few seconds.
 bench-decide: deps
