@@ -751,7 +751,35 @@ slow_paths(const struct decision *d)
         if (strstr(texts[i], "/volumes") || strstr(texts[i], "/hostIPC"))
             bits |= 1u << SLOW_SHM;
     }
-    return bits;
+    /* Split across pods, the fix is the job's shape (whole nodes, which
+     * brings the rest): that alone is said, in every mode (a deny has
+     * no patch to tell more by). */
+    return bits & (1u << SLOW_NVLINK) ? 1u << SLOW_NVLINK : bits;
+}
+
+/* What a patch adds, for people ("/dev/shm, EFA"): the ops made, or in
+ * audit mode the ops it would have made (their text). Owned. */
+static char *
+patch_fields(const struct decision *d)
+{
+    static const struct {
+        const char *needle, *field;
+    } fields[] = {
+        {"/hostIPC", "hostIPC"},      {"/volumes", "/dev/shm"},
+        {"IPC_LOCK", "IPC_LOCK"},     {"efa", "EFA"},
+        {"rdma~1", "RDMA NICs"},      {"/tolerations", "tolerations"},
+        {"/env", "env"},
+    };
+    struct strbuf sb = {0};
+    size_t n = 0;
+
+    if (d->n_ops > 0 || d->would_patch == NULL)
+        return decision_fields(d);
+    strbuf_puts(&sb, "");
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (strstr(d->would_patch, fields[i].needle))
+            strbuf_printf(&sb, "%s%s", n++ ? ", " : "", fields[i].field);
+    return strbuf_take(&sb);
 }
 
 /* One pod judged: its result, slow paths and message (owned). */
@@ -784,7 +812,7 @@ judge_pod(const struct snapshot *s, const struct view *v, const char *text,
                           it.pods[0].ignored ? it.pods[0].ignored
                                              : "not a governed GPU pod");
         else if (o == OUTCOME_PATCH && *slow) {
-            char *f = decision_fields(d);
+            char *f = patch_fields(d);
             strbuf_printf(&m, "runs without what topogate adds at admission: "
                               "%s; recreate the job's pods (topogate "
                               "patches them when they are created)",

@@ -39,7 +39,9 @@ echo "token-1" >"$TMP/token"
 # scenario NAME [OPTIONS-JSON]: TMP/NAME.json. The nodes of
 # eks-p4d-p5-g5.yaml; the job's 16 pods (the p4d-16x1 golden pod, its
 # instance-type pin swapped for the node group, Running) and one CPU pod
-# of the same job, which is not watched. Options: "pods_at_start" (the
+# of the same job, which is not watched. Options: "bert" (also a
+# PyTorchJob "bert" of 2 x 8 GPUs in team-b, without EFA or /dev/shm),
+# "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
 # is deleted).
@@ -68,6 +70,25 @@ cpu = copy.deepcopy(pods[0])
 cpu["metadata"]["name"] = "llama3-70b-pretrain-tensorboard"
 for c in cpu["spec"]["containers"]:
     c["resources"] = {"limits": {"cpu": "1"}}
+if opts.get("bert"):
+    for i in range(2):
+        p = copy.deepcopy(base)
+        md = p["metadata"]
+        md["name"], md["namespace"] = "bert-worker-%d" % i, "team-b"
+        md["uid"] = "00000000-0000-4000-9000-%012d" % i
+        md["labels"]["training.kubeflow.org/job-name"] = "bert"
+        md["ownerReferences"][0]["name"] = "bert"
+        md["ownerReferences"][0]["uid"] = "b0000000-0000-4000-8000-000000000000"
+        p["spec"]["nodeSelector"] = {"eks.amazonaws.com/nodegroup": "p4d-workers"}
+        c = p["spec"]["containers"][0]
+        c["resources"] = {"limits": {"nvidia.com/gpu": "8"},
+                          "requests": {"nvidia.com/gpu": "8", "cpu": "10"}}
+        env = {"PET_NPROC_PER_NODE": "8", "PET_NNODES": "2",
+               "RANK": str(i), "PET_NODE_RANK": str(i)}
+        for e in c["env"]:
+            e["value"] = env.get(e["name"], e.get("value"))
+        p["status"] = {"phase": "Running"}
+        pods.append(p)
 sel = "pods?training.kubeflow.org/job-name"
 cue = lambda n: {"wait_for": "%s/%s-cue-%d" % (tmp, name, n)}
 sc = {"comment": "test/e2e/liveaudit.sh " + name,
@@ -249,6 +270,28 @@ until_is "reports forbidden: the GPUs are counted" 16 \
 sleep 2
 expect "reports forbidden: no apply tried" 0 \
 	"$(grep -c 'policyreports/topogate' "$TMP/forbidden.requests")"
+stop_server
+kill "$STANDIN" 2>/dev/null
+
+# --- audit mode; a job without its NICs and /dev/shm -----------------------------
+scenario modes '{"pods_at_start": true, "bert": true}'
+standin modes
+start_server --kubeconfig "$TMP/kubeconfig" --live-audit --mode audit ||
+	not_ok "serve --mode audit" "did not become ready"
+until_is "audit mode: the fragmented job is warn, as audit says" \
+	"warn fragmented-layout" \
+	state modes '" ".join((lambda r: (r["result"], r["rule"]))(reports["ml-training/topogate"]["results"][0])) if "ml-training/topogate" in reports else ""'
+until_is "a 2 x 8-GPU job running without EFA is warn missing-nics" \
+	"warn missing-nics 16" \
+	state modes '" ".join((lambda r: (r["result"], r["rule"], r["properties"]["slowPathGPUs"]))(reports["team-b/topogate"]["results"][0])) if "team-b/topogate" in reports else ""'
+expect_match "its message names what the running pods lack" \
+	'^runs without what topogate adds at admission: .*/dev/shm.*EFA' \
+	"$(state modes 'reports["team-b/topogate"]["results"][0]["message"]')"
+expect "its GPUs are on the missing_nics and missing_shm gauges" "16 16" \
+	"$(metric 'topogate_liveaudit_fragmented_gpus{namespace="team-b",reason="missing_nics"}') $(metric 'topogate_liveaudit_fragmented_gpus{namespace="team-b",reason="missing_shm"}')"
+until_is "an Event per job and reason: 3" \
+	"FragmentedLayout MissingDevShm MissingRDMANICs" \
+	state modes '" ".join(sorted(e["reason"] for e in events.values()))'
 stop_server
 kill "$STANDIN" 2>/dev/null
 
