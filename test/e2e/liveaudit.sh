@@ -8,8 +8,10 @@
 # PolicyReport (valid against the PolicyReport CRD's schema), 16 GPUs on
 # the fragmented-GPU gauge and one Event on the PyTorchJob. When its pods
 # go, all three go. Then: the CRD absent (nothing written, the gauge
-# says so, Events still come), the reports forbidden by RBAC, and the
-# CRD deleted while serve runs.
+# says so, Events still come), the reports forbidden by RBAC, audit mode
+# (warn, as `audit --mode audit` says) with a job that runs without its
+# EFA and /dev/shm, the CRD deleted while serve runs, and the helper
+# refusing commands that are not its own (bad names, unknown ops).
 #
 # The waits poll (up to 120 s each, which a busy machine does not reach:
 # a judging pass is once a second) and the time each took is printed.
@@ -314,4 +316,30 @@ expect "CRD deleted: no report written after" "$before" \
 stop_server
 expect "SIGTERM: clean exit" "0" "$SERVER_RC"
 expect_no_sanitizer_report
+kill "$STANDIN" 2>/dev/null
+
+# --- the helper writes only what it builds -----------------------------------
+# serve faces the cluster's pods; what it may ask the helper (which holds
+# the token) is bounded: names are checked, paths are the helper's own.
+scenario helper '{"pods_at_start": true}'
+standin helper
+printf '%s\n' \
+	'{"op":"report","ns":"../kube-system","body":{}}' \
+	'{"op":"unevent","ns":"ml-training","name":"x/../../secrets/y"}' \
+	'{"op":"delete","ns":"ml-training","name":"x"}' \
+	'not json' \
+	'{"op":"report","ns":"ml-training","body":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"evil","namespace":"kube-system"}}}' |
+	timeout 10 "$(dirname "$BIN")/topogate-kubewatch" --kubeconfig "$TMP/kubeconfig" \
+		--live-audit 2>>"$TMP/helper.log" | grep --line-buffered '"op":"wrote"' >"$TMP/wrote" &
+until_is "the helper answers every command" 5 \
+	$PY -c 'import sys; print(sum(1 for _ in open(sys.argv[1])))' "$TMP/wrote"
+expect "a bad namespace, a bad name, an unknown op, not JSON: refused, unsent" \
+	"0 0 0 0" \
+	"$($PY -c 'import json, sys; print(" ".join(str(json.loads(l)["code"]) for l in list(open(sys.argv[1]))[:4]))' "$TMP/wrote")"
+expect "a report is a PolicyReport named topogate in its own namespace" \
+	"201 ['ml-training/topogate'] PolicyReport" \
+	"$($PY -c 'import json, sys; print(json.loads(list(open(sys.argv[1]))[4])["code"])' "$TMP/wrote") $(state helper 'sorted(reports)') $(state helper 'reports["ml-training/topogate"]["kind"]')"
+expect "nothing else reached the apiserver's write paths" 1 \
+	"$(grep -c '"method": "\(PATCH\|POST\|DELETE\|PUT\)"' "$TMP/helper.requests")"
+kill "$STANDIN" 2>/dev/null
 finish liveaudit
