@@ -26,65 +26,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/strbuf.h"
-#include "clusterview/liveresources.h"
+#include "clusterview/liveaudit_internal.h"
 #include "lib/log.h"
-#include "policy/audit/audit.h"
 #include "policy/view/view.h"
+#include "policy/table/snapshot.h"
 #include "webhook/metrics.h"
 #include "webhook/server.h"
 
-/* Judged at most this often, however fast pods change. */
-#define JUDGE_INTERVAL_MS 1000
-/* The most GPU pods kept: past it, new pods are counted, not kept. */
-#define PODS_MAX 50000
-/* A report keeps this many results (fail, then warn, then the rest);
- * its summary counts them all. etcd takes 1.5 MiB a request. */
-#define RESULTS_MAX 1000
-/* Namespaces with series of their own; the rest are "(other)". */
-#define SERIES_NS_MAX 500
-/* Events: a burst, then one per interval. */
-#define EVENT_BURST 10
-#define EVENT_EVERY_MS 6000
-/* A write that failed is tried again after this long. */
-#define RETRY_MS 30000
-/* Commands waiting for the helper's stdin: past this, dropped. */
-#define QUEUE_MAX (64u << 20)
-#define LIVE_RES_MAX 8
-
-/* The slow paths a workload's pods can be on: gauge labels. */
-enum slow {
-    SLOW_NVLINK, /* a fragmented layout: NVLink split across pods */
-    SLOW_NICS,   /* the node's RDMA NICs not given to the pod */
-    SLOW_SHM,    /* no /dev/shm (or hostIPC) for NCCL */
-    SLOWS
-};
-static const char *const slow_label[SLOWS] = {"nvlink_split", "missing_nics",
-                                              "missing_shm"};
-static const char *const slow_rule[SLOWS] = {
-    "fragmented-layout", "missing-nics", "missing-shm"};
-static const char *const slow_reason[SLOWS] = {
+const char *const live_slow_label[SLOWS] = {"nvlink_split", "missing_nics",
+                                            "missing_shm"};
+const char *const live_slow_rule[SLOWS] = {"fragmented-layout", "missing-nics",
+                                           "missing-shm"};
+const char *const live_slow_reason[SLOWS] = {
     "FragmentedLayout", "MissingRDMANICs", "MissingDevShm"};
-
-/* PolicyReport results, worst last. */
-enum result { RES_SKIP, RES_PASS, RES_WARN, RES_FAIL };
-static const char *const result_name[] = {"skip", "pass", "warn", "fail"};
-
-enum crd { CRD_UNKNOWN, CRD_SERVED, CRD_NOT_SERVED, CRD_FORBIDDEN, CRDS };
-static const char *const crd_name[CRDS] = {"unknown", "served", "not_served",
-                                           "forbidden"};
-
-/* --- a string-keyed table ---------------------------------------------- */
-
-struct entry {
-    struct entry *next;
-    char *key;
-};
-
-struct map {
-    struct entry **b;
-    size_t cap, n;
-};
+const char *const live_result_name[] = {"skip", "pass", "warn", "fail"};
+const char *const live_crd_name[CRDS] = {"unknown", "served", "not_served",
+                                         "forbidden"};
+const char *const live_write_what[4] = {"report", "unreport", "event",
+                                        "unevent"};
+const char *const live_write_code[6] = {"2xx", "403",   "404",
+                                        "409", "other", "none"};
 
 static uint64_t
 fnv(const char *s)
@@ -148,93 +109,14 @@ map_del(struct map *m, struct entry *e)
         }
 }
 
-#define MAP_EACH(m, x)                                                         \
-    for (size_t i_##x = 0; i_##x < (m)->cap; i_##x++)                          \
-        for (struct entry *x = (m)->b[i_##x], *nx_##x = x ? x->next : NULL; x; \
-             x = nx_##x, nx_##x = x ? x->next : NULL)
-
-/* --- what is kept ------------------------------------------------------- */
-
-struct nsrep;
-struct live_wl;
-
-struct pod {
-    struct entry e; /* "ns/name" */
-    char *text;     /* the slimmed pod, compact JSON */
-    long gpus;
-    int res;      /* the watch that last told of it */
-    unsigned gen; /* that watch's list it was last seen in */
-    struct live_wl *w;
-    struct pod *prev, *next; /* the workload's pods */
-};
-
-struct live_wl {
-    struct entry e; /* "ns\x1flabel\x1fname" */
-    struct nsrep *ns;
-    char *label, *name, *api_version, *kind, *uid;
-    struct pod *pods;
-    size_t n_pods;
-    bool dirty;
-    /* What it was judged. */
-    enum result result;
-    char *rule, *message;
-    unsigned slow;            /* bits of enum slow */
-    long gpus, slow_gpus;     /* of its pods; of those on a slow path */
-    int64_t since;            /* when result or message last changed */
-    unsigned evented;         /* slow reasons an Event was sent for */
-    struct live_wl *prev, *next; /* the namespace's workloads */
-};
-
-struct nsrep {
-    struct entry e; /* the namespace */
-    struct live_wl *workloads;
-    size_t n_workloads;
-    bool dirty;
-    bool exists;      /* a report of ours is in the cluster */
-    unsigned seen;    /* the reports' list it was last seen in */
-    char *sent;       /* the last report body sent, or NULL */
-    uint64_t retry_ms;
-};
-
-struct liveaudit {
-    struct server *srv;
-    struct metrics *metrics;
-    struct map pods, workloads, ns;
-    /* The live resources' lists, by live_resources() index. */
-    unsigned gen[LIVE_RES_MAX];
-    bool listing[LIVE_RES_MAX];
-    bool synced[LIVE_RES_MAX];
-    enum crd crd;
-    /* What the last judging used, held so a new one is told apart. */
-    struct snapshot *s;
-    struct view *v;
-    bool all_dirty;
-    uint64_t judged_ms, judge_us;
-    uint64_t now_ms; /* of the last tick */
-    /* Events: tokens left, and when the next one comes. */
-    unsigned tokens;
-    uint64_t token_ms;
-    struct strbuf queue; /* commands for the helper's stdin */
-    size_t queue_off;
-    /* Counters. */
-    uint64_t writes[4][6]; /* [what][code class] */
-    uint64_t events_limited, pods_dropped, queue_dropped;
-    bool metrics_dirty;
-};
-
-static const char *const write_what[4] = {"report", "unreport", "event",
-                                          "unevent"};
-static const char *const write_code[6] = {"2xx", "403", "404",
-                                          "409", "other", "none"};
-
-static char *
-xstrdup(const char *s)
+char *
+live_xstrdup(const char *s)
 {
     return strdup(s ? s : "");
 }
 
-static int64_t
-wall_s(void)
+int64_t
+live_wall_s(void)
 {
     return (int64_t)time(NULL);
 }
@@ -259,8 +141,8 @@ ns_get(struct liveaudit *la, const char *name, bool make)
 }
 
 /* A namespace with no workload and no report of ours is forgotten. */
-static void
-ns_maybe_free(struct liveaudit *la, struct nsrep *n)
+void
+live_ns_maybe_free(struct liveaudit *la, struct nsrep *n)
 {
     if (n->n_workloads > 0 || n->exists || n->sent != NULL)
         return;
@@ -269,8 +151,8 @@ ns_maybe_free(struct liveaudit *la, struct nsrep *n)
     free(n);
 }
 
-static void
-queue_cmd(struct liveaudit *la, cJSON *cmd)
+void
+live_queue_cmd(struct liveaudit *la, cJSON *cmd)
 {
     char *text = cJSON_PrintUnformatted(cmd);
 
@@ -285,8 +167,8 @@ queue_cmd(struct liveaudit *la, cJSON *cmd)
     free(text);
 }
 
-static cJSON *
-cmd_new(const char *op, const char *ns)
+cJSON *
+live_cmd_new(const char *op, const char *ns)
 {
     cJSON *c = cJSON_CreateObject();
 
@@ -297,10 +179,10 @@ cmd_new(const char *op, const char *ns)
 
 /* The Event of a workload and reason: one name, so a second create is
  * a 409 and nothing more. */
-static void
-event_name(const struct live_wl *w, enum slow k, char *out, size_t len)
+void
+live_event_name(const struct live_wl *w, enum slow k, char *out, size_t len)
 {
-    snprintf(out, len, "%.200s.topogate-%s", w->name, slow_rule[k]);
+    snprintf(out, len, "%.200s.topogate-%s", w->name, live_slow_rule[k]);
 }
 
 static void
@@ -312,10 +194,10 @@ workload_free(struct liveaudit *la, struct live_wl *w)
     /* Its Events go with it. */
     for (int k = 0; k < SLOWS; k++)
         if (w->evented & (1u << k)) {
-            cJSON *c = cmd_new("unevent", n->e.key);
-            event_name(w, (enum slow)k, name, sizeof(name));
+            cJSON *c = live_cmd_new("unevent", n->e.key);
+            live_event_name(w, (enum slow)k, name, sizeof(name));
             cJSON_AddStringToObject(c, "name", name);
-            queue_cmd(la, c);
+            live_queue_cmd(la, c);
         }
     if (w->prev)
         w->prev->next = w->next;
@@ -336,7 +218,7 @@ workload_free(struct liveaudit *la, struct live_wl *w)
     free(w->message);
     free(w);
     la->metrics_dirty = true;
-    ns_maybe_free(la, n);
+    live_ns_maybe_free(la, n);
 }
 
 static void
@@ -380,10 +262,10 @@ workload_get(struct liveaudit *la, const char *ns, const struct live_owner *o)
     }
     w->e.key = key.buf;
     w->ns = n;
-    w->label = xstrdup(o->label);
-    w->name = xstrdup(o->name);
-    w->api_version = xstrdup(o->api_version);
-    w->kind = xstrdup(o->kind);
+    w->label = live_xstrdup(o->label);
+    w->name = live_xstrdup(o->name);
+    w->api_version = live_xstrdup(o->api_version);
+    w->kind = live_xstrdup(o->kind);
     w->uid = o->uid ? strdup(o->uid) : NULL;
     if (w->label == NULL || w->name == NULL || w->api_version == NULL ||
         w->kind == NULL || map_put(&la->workloads, &w->e) < 0) {
@@ -542,7 +424,7 @@ report_seen(struct liveaudit *la, int res, const cJSON *obj, bool deleted)
         n->sent = NULL;
     }
     n->dirty = true;
-    ns_maybe_free(la, n);
+    live_ns_maybe_free(la, n);
 }
 
 static void
@@ -554,7 +436,7 @@ reports_listed(struct liveaudit *la, int res)
         if (n->exists && n->seen != la->gen[res]) {
             n->exists = false;
             n->dirty = true;
-            ns_maybe_free(la, n);
+            live_ns_maybe_free(la, n);
         }
     }
 }
@@ -603,7 +485,7 @@ on_wrote(struct liveaudit *la, const cJSON *l)
     struct nsrep *n;
 
     for (int i = 0; what && i < 4; i++)
-        if (strcmp(what, write_what[i]) == 0)
+        if (strcmp(what, live_write_what[i]) == 0)
             wi = i;
     if (wi < 0)
         return;
@@ -632,14 +514,14 @@ on_wrote(struct liveaudit *la, const cJSON *l)
         }
     } else if (wi == 1 && n != NULL && (ci == 0 || code == 404)) {
         n->exists = false;
-        ns_maybe_free(la, n);
+        live_ns_maybe_free(la, n);
     }
 }
 
 /* --- lines ---------------------------------------------------------------- */
 
-static bool
-pods_synced(const struct liveaudit *la)
+bool
+live_pods_synced(const struct liveaudit *la)
 {
     size_t n;
     const struct kube_resource *r = live_resources(&n);
@@ -662,8 +544,7 @@ liveaudit_line(struct liveaudit *la, const char *op, const char *res,
         on_wrote(la, l);
         return true;
     }
-    if (op == NULL || (ri = live_resource_index(res)) < 0 ||
-        ri >= LIVE_RES_MAX)
+    if (op == NULL || (ri = live_resource_index(res)) < 0 || ri >= LIVE_RES_MAX)
         return false;
     reports = strcmp(res, LIVE_REPORTS) == 0;
     if (strcmp(op, "item") == 0) {
@@ -700,7 +581,7 @@ liveaudit_line(struct liveaudit *la, const char *op, const char *res,
                         : why && strstr(why, "not served") ? CRD_NOT_SERVED
                         : why && strstr(why, "forbidden")  ? CRD_FORBIDDEN
                                                            : la->crd);
-        if (synced && !reports && pods_synced(la))
+        if (synced && !reports && live_pods_synced(la))
             all_ns_dirty(la, false); /* stale reports can go now */
         la->metrics_dirty = true;
     } else if (strcmp(op, "restart") == 0 && la->metrics) {
@@ -721,490 +602,6 @@ liveaudit_helper_ended(struct liveaudit *la)
     /* What was queued or in flight may not have been written. */
     all_ns_dirty(la, true);
     la->metrics_dirty = true;
-}
-
-/* --- judging ----------------------------------------------------------- */
-
-/* Which slow paths a decision finds a running pod on. */
-static unsigned
-slow_paths(const struct decision *d)
-{
-    unsigned bits = 0;
-    const char *texts[2] = {d->would_patch, NULL};
-
-    if (d->reason && strstr(d->reason, "fragmented layout"))
-        bits |= 1u << SLOW_NVLINK;
-    for (size_t i = 0; i < d->n_ops; i++) {
-        const char *p = d->ops[i].path;
-        if (strstr(p, "/resources/") && !strstr(p, "nvidia.com~1gpu"))
-            bits |= 1u << SLOW_NICS;
-        if (strstr(p, "/volumes") || strstr(p, "/volumeMounts") ||
-            strstr(p, "/hostIPC"))
-            bits |= 1u << SLOW_SHM;
-    }
-    /* Audit mode: the ops it would have made. */
-    for (int i = 0; texts[i]; i++) {
-        if (strstr(texts[i], "/resources/") &&
-            strstr(texts[i], "\"path\":\"/spec/containers") &&
-            (strstr(texts[i], "efa") || strstr(texts[i], "rdma")))
-            bits |= 1u << SLOW_NICS;
-        if (strstr(texts[i], "/volumes") || strstr(texts[i], "/hostIPC"))
-            bits |= 1u << SLOW_SHM;
-    }
-    /* Split across pods, the fix is the job's shape (whole nodes, which
-     * brings the rest): that alone is said, in every mode (a deny has
-     * no patch to tell more by). */
-    return bits & (1u << SLOW_NVLINK) ? 1u << SLOW_NVLINK : bits;
-}
-
-/* What a patch adds, for people ("/dev/shm, EFA"): the ops made, or in
- * audit mode the ops it would have made (their text). Owned. */
-static char *
-patch_fields(const struct decision *d)
-{
-    static const struct {
-        const char *needle, *field;
-    } fields[] = {
-        {"/hostIPC", "hostIPC"},      {"/volumes", "/dev/shm"},
-        {"IPC_LOCK", "IPC_LOCK"},     {"efa", "EFA"},
-        {"rdma~1", "RDMA NICs"},      {"/tolerations", "tolerations"},
-        {"/env", "env"},
-    };
-    struct strbuf sb = {0};
-    size_t n = 0;
-
-    if (d->n_ops > 0 || d->would_patch == NULL)
-        return decision_fields(d);
-    strbuf_puts(&sb, "");
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-        if (strstr(d->would_patch, fields[i].needle))
-            strbuf_printf(&sb, "%s%s", n++ ? ", " : "", fields[i].field);
-    return strbuf_take(&sb);
-}
-
-/* One pod judged: its result, slow paths and message (owned). */
-static enum result
-judge_pod(const struct snapshot *s, const struct view *v, const char *text,
-          unsigned *slow, char **message)
-{
-    cJSON *obj = cJSON_Parse(text);
-    struct audit_item it;
-    enum result r = RES_SKIP;
-    struct strbuf m = {0};
-
-    *slow = 0;
-    *message = NULL;
-    if (obj == NULL)
-        return RES_SKIP;
-    if (audit_object(s, v, obj, NULL, &it) == 0 && it.n_pods == 1) {
-        const struct decision *d = &it.pods[0].d;
-        enum audit_outcome o = outcome_of(d);
-        *slow = slow_paths(d);
-        r = o == OUTCOME_DENY                ? RES_FAIL
-            : o == OUTCOME_WARN              ? RES_WARN
-            : o == OUTCOME_PATCH && *slow    ? RES_WARN
-            : o == OUTCOME_SKIPPED || it.pods[0].ignored ||
-                    d->verdict == VERDICT_IGNORE
-                ? RES_SKIP
-                : RES_PASS;
-        if (r == RES_SKIP)
-            strbuf_printf(&m, "not judged: %s",
-                          it.pods[0].ignored ? it.pods[0].ignored
-                                             : "not a governed GPU pod");
-        else if (o == OUTCOME_PATCH && *slow) {
-            char *f = patch_fields(d);
-            strbuf_printf(&m, "runs without what topogate adds at admission: "
-                              "%s; recreate the job's pods (topogate "
-                              "patches them when they are created)",
-                          f ? f : "?");
-            free(f);
-        } else if (d->message && r == RES_FAIL)
-            strbuf_printf(&m, "%s", d->message);
-        else if (d->reason && *d->reason)
-            strbuf_printf(&m, "%s%s%s", d->reason, d->fix ? "; " : "",
-                          d->fix ? d->fix : "");
-        else
-            strbuf_printf(&m, "%s", r == RES_PASS ? "GPU layout as the "
-                                                    "policy wants it"
-                                                  : "see topogate audit");
-        *message = m.failed ? NULL : strbuf_take(&m);
-    }
-    audit_item_free(&it);
-    cJSON_Delete(obj);
-    return r;
-}
-
-static void
-judge_workload(struct liveaudit *la, struct live_wl *w)
-{
-    enum result worst = RES_SKIP;
-    char *message = NULL;
-    unsigned slow = 0;
-    long gpus = 0, slow_gpus = 0;
-    const char *rule;
-    bool changed;
-
-    for (struct pod *p = w->pods; p; p = p->next) {
-        unsigned ps;
-        char *msg;
-        enum result r = judge_pod(la->s, la->v, p->text, &ps, &msg);
-        gpus += p->gpus;
-        if (ps) {
-            slow |= ps;
-            slow_gpus += p->gpus;
-        }
-        if (r > worst || message == NULL) {
-            worst = r > worst ? r : worst;
-            if (r == worst) {
-                free(message);
-                message = msg;
-                msg = NULL;
-            }
-        }
-        free(msg);
-    }
-    rule = slow & (1u << SLOW_NVLINK) ? slow_rule[SLOW_NVLINK]
-           : slow & (1u << SLOW_NICS) ? slow_rule[SLOW_NICS]
-           : slow & (1u << SLOW_SHM)  ? slow_rule[SLOW_SHM]
-                                      : "gpu-layout";
-    changed = w->rule == NULL || worst != w->result ||
-              strcmp(w->rule, rule) != 0 ||
-              strcmp(w->message ? w->message : "", message ? message : "") !=
-                  0 ||
-              gpus != w->gpus || slow_gpus != w->slow_gpus;
-    if (changed) {
-        if (w->rule == NULL || worst != w->result ||
-            strcmp(w->message ? w->message : "", message ? message : ""))
-            w->since = wall_s();
-        free(w->rule);
-        free(w->message);
-        w->rule = strdup(rule);
-        w->message = message;
-        message = NULL;
-        w->result = worst;
-        w->gpus = gpus;
-        w->slow_gpus = slow_gpus;
-        w->ns->dirty = true;
-        la->metrics_dirty = true;
-    }
-    w->slow = slow;
-    free(message);
-    w->dirty = false;
-}
-
-/* One Event from the budget: a burst, then one per interval. */
-static bool
-event_budget(struct liveaudit *la, uint64_t now)
-{
-    while (la->tokens < EVENT_BURST && now >= la->token_ms) {
-        la->tokens++;
-        la->token_ms += EVENT_EVERY_MS;
-    }
-    if (la->tokens == 0)
-        return false;
-    if (la->tokens == EVENT_BURST)
-        la->token_ms = now + EVENT_EVERY_MS;
-    la->tokens--;
-    return true;
-}
-
-/* Events for slow paths found and not told yet, as the budget allows. */
-static void
-send_events(struct liveaudit *la, struct live_wl *w, uint64_t now)
-{
-    char name[256], ts[32];
-    time_t t = time(NULL);
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    for (int k = 0; k < SLOWS; k++) {
-        cJSON *c, *e, *m, *io, *src;
-        if (!(w->slow & (1u << k)) || (w->evented & (1u << k)))
-            continue;
-        if (!event_budget(la, now)) {
-            la->events_limited++;
-            la->metrics_dirty = true;
-            return; /* the next tick tries again */
-        }
-        w->evented |= 1u << k;
-        event_name(w, (enum slow)k, name, sizeof(name));
-        c = cmd_new("event", w->ns->e.key);
-        e = cJSON_AddObjectToObject(c, "body");
-        m = cJSON_AddObjectToObject(e, "metadata");
-        cJSON_AddStringToObject(m, "name", name);
-        cJSON_AddStringToObject(
-            cJSON_AddObjectToObject(m, "labels"), LIVE_MANAGED_BY, "topogate");
-        io = cJSON_AddObjectToObject(e, "involvedObject");
-        cJSON_AddStringToObject(io, "apiVersion", w->api_version);
-        cJSON_AddStringToObject(io, "kind", w->kind);
-        cJSON_AddStringToObject(io, "name", w->name);
-        cJSON_AddStringToObject(io, "namespace", w->ns->e.key);
-        if (w->uid)
-            cJSON_AddStringToObject(io, "uid", w->uid);
-        cJSON_AddStringToObject(e, "reason", slow_reason[k]);
-        cJSON_AddStringToObject(e, "message",
-                                w->message ? w->message : slow_rule[k]);
-        cJSON_AddStringToObject(e, "type", "Warning");
-        src = cJSON_AddObjectToObject(e, "source");
-        cJSON_AddStringToObject(src, "component", "topogate");
-        cJSON_AddStringToObject(e, "firstTimestamp", ts);
-        cJSON_AddStringToObject(e, "lastTimestamp", ts);
-        cJSON_AddNumberToObject(e, "count", 1);
-        queue_cmd(la, c);
-    }
-}
-
-static int
-by_result_then_name(const void *a, const void *b)
-{
-    const struct live_wl *x = *(struct live_wl *const *)a;
-    const struct live_wl *y = *(struct live_wl *const *)b;
-
-    if (x->result != y->result)
-        return x->result > y->result ? -1 : 1;
-    return strcmp(x->e.key, y->e.key);
-}
-
-/* A namespace's report, as a body for the helper's "report". */
-static cJSON *
-report_body(const struct nsrep *n)
-{
-    struct live_wl **ws = calloc(n->n_workloads ? n->n_workloads : 1,
-                                  sizeof(*ws));
-    cJSON *r = cJSON_CreateObject(), *results, *sum;
-    long count[4] = {0};
-    size_t k = 0;
-
-    if (ws == NULL || r == NULL) {
-        free(ws);
-        cJSON_Delete(r);
-        return NULL;
-    }
-    for (struct live_wl *w = n->workloads; w; w = w->next)
-        if (w->rule != NULL)
-            ws[k++] = w;
-    qsort(ws, k, sizeof(*ws), by_result_then_name);
-    cJSON_AddObjectToObject(r, "metadata");
-    results = cJSON_AddArrayToObject(r, "results");
-    for (size_t i = 0; i < k; i++) {
-        const struct live_wl *w = ws[i];
-        cJSON *res, *ref, *props, *refs, *t;
-        char num[32];
-        count[w->result]++;
-        if (i >= RESULTS_MAX)
-            continue;
-        res = cJSON_CreateObject();
-        cJSON_AddStringToObject(res, "policy", "topogate");
-        cJSON_AddStringToObject(res, "rule", w->rule);
-        cJSON_AddStringToObject(res, "result", result_name[w->result]);
-        cJSON_AddStringToObject(res, "message", w->message ? w->message : "");
-        cJSON_AddStringToObject(res, "source", "topogate");
-        cJSON_AddStringToObject(res, "category", "GPU layout");
-        cJSON_AddStringToObject(res, "severity",
-                                w->result == RES_FAIL   ? "high"
-                                : w->result == RES_WARN ? "medium"
-                                                        : "info");
-        cJSON_AddBoolToObject(res, "scored", true);
-        t = cJSON_AddObjectToObject(res, "timestamp");
-        cJSON_AddNumberToObject(t, "seconds", (double)w->since);
-        cJSON_AddNumberToObject(t, "nanos", 0);
-        refs = cJSON_AddArrayToObject(res, "resources");
-        ref = cJSON_CreateObject();
-        cJSON_AddStringToObject(ref, "apiVersion", w->api_version);
-        cJSON_AddStringToObject(ref, "kind", w->kind);
-        cJSON_AddStringToObject(ref, "name", w->name);
-        cJSON_AddStringToObject(ref, "namespace", n->e.key);
-        if (w->uid)
-            cJSON_AddStringToObject(ref, "uid", w->uid);
-        cJSON_AddItemToArray(refs, ref);
-        props = cJSON_AddObjectToObject(res, "properties");
-        snprintf(num, sizeof(num), "%zu", w->n_pods);
-        cJSON_AddStringToObject(props, "pods", num);
-        snprintf(num, sizeof(num), "%ld", w->gpus);
-        cJSON_AddStringToObject(props, "gpus", num);
-        snprintf(num, sizeof(num), "%ld", w->slow_gpus);
-        cJSON_AddStringToObject(props, "slowPathGPUs", num);
-        cJSON_AddStringToObject(props, "selectedBy", w->label);
-        cJSON_AddItemToArray(results, res);
-    }
-    sum = cJSON_AddObjectToObject(r, "summary");
-    cJSON_AddNumberToObject(sum, "pass", (double)count[RES_PASS]);
-    cJSON_AddNumberToObject(sum, "fail", (double)count[RES_FAIL]);
-    cJSON_AddNumberToObject(sum, "warn", (double)count[RES_WARN]);
-    cJSON_AddNumberToObject(sum, "error", 0);
-    cJSON_AddNumberToObject(sum, "skip", (double)count[RES_SKIP]);
-    free(ws);
-    return r;
-}
-
-static void
-write_report(struct liveaudit *la, struct nsrep *n, uint64_t now)
-{
-    cJSON *body, *c;
-    char *text;
-
-    if (n->retry_ms > now)
-        return; /* a write failed: not before then */
-    n->retry_ms = 0;
-    n->dirty = false;
-    if (n->n_workloads == 0) {
-        if (n->exists || n->sent != NULL) {
-            queue_cmd(la, cmd_new("unreport", n->e.key));
-            free(n->sent);
-            n->sent = NULL;
-            n->exists = false; /* the answer (or the watch) says more */
-        }
-        ns_maybe_free(la, n);
-        return;
-    }
-    if ((body = report_body(n)) == NULL)
-        return;
-    if ((text = cJSON_PrintUnformatted(body)) == NULL ||
-        (n->sent != NULL && strcmp(n->sent, text) == 0)) {
-        free(text);
-        cJSON_Delete(body);
-        return;
-    }
-    free(n->sent);
-    n->sent = text;
-    c = cmd_new("report", n->e.key);
-    cJSON_AddItemToObject(c, "body", body);
-    queue_cmd(la, c);
-}
-
-/* --- metrics ------------------------------------------------------------ */
-
-static void
-render_metrics(struct liveaudit *la)
-{
-    struct strbuf b = {0};
-    long all_gpus[SLOWS] = {0}, all_jobs[SLOWS] = {0};
-    size_t named = 0;
-
-    strbuf_puts(&b, "# HELP topogate_liveaudit_fragmented_gpus GPUs of "
-                    "running pods on a slow path now (live audit), by "
-                    "namespace and reason.\n"
-                    "# TYPE topogate_liveaudit_fragmented_gpus gauge\n");
-    struct strbuf jobs = {0};
-    strbuf_puts(&jobs, "# HELP topogate_liveaudit_fragmented_jobs Running "
-                       "workloads on a slow path now (live audit), by "
-                       "namespace and reason.\n"
-                       "# TYPE topogate_liveaudit_fragmented_jobs gauge\n");
-    long other_gpus[SLOWS] = {0}, other_jobs[SLOWS] = {0};
-    MAP_EACH(&la->ns, e)
-    {
-        struct nsrep *n = (struct nsrep *)e;
-        long g[SLOWS] = {0}, j[SLOWS] = {0};
-        bool any = false;
-        for (struct live_wl *w = n->workloads; w; w = w->next)
-            for (int k = 0; k < SLOWS; k++)
-                if (w->slow & (1u << k)) {
-                    g[k] += w->slow_gpus;
-                    j[k]++;
-                    any = true;
-                }
-        if (!any)
-            continue;
-        for (int k = 0; k < SLOWS; k++) {
-            all_gpus[k] += g[k];
-            all_jobs[k] += j[k];
-            if (named >= SERIES_NS_MAX) {
-                other_gpus[k] += g[k];
-                other_jobs[k] += j[k];
-            } else if (j[k]) {
-                strbuf_printf(&b,
-                              "topogate_liveaudit_fragmented_gpus{namespace="
-                              "\"%s\",reason=\"%s\"} %ld\n",
-                              n->e.key, slow_label[k], g[k]);
-                strbuf_printf(&jobs,
-                              "topogate_liveaudit_fragmented_jobs{namespace="
-                              "\"%s\",reason=\"%s\"} %ld\n",
-                              n->e.key, slow_label[k], j[k]);
-            }
-        }
-        named++;
-    }
-    for (int k = 0; k < SLOWS; k++)
-        if (other_jobs[k]) {
-            strbuf_printf(&b,
-                          "topogate_liveaudit_fragmented_gpus{namespace="
-                          "\"(other)\",reason=\"%s\"} %ld\n",
-                          slow_label[k], other_gpus[k]);
-            strbuf_printf(&jobs,
-                          "topogate_liveaudit_fragmented_jobs{namespace="
-                          "\"(other)\",reason=\"%s\"} %ld\n",
-                          slow_label[k], other_jobs[k]);
-        }
-    strbuf_add(&b, jobs.buf ? jobs.buf : "", jobs.len);
-    strbuf_free(&jobs);
-    strbuf_puts(&b, "# HELP topogate_liveaudit_slow_path_gpus GPUs of "
-                    "running pods on a slow path now, cluster-wide, by "
-                    "reason (0 when none).\n"
-                    "# TYPE topogate_liveaudit_slow_path_gpus gauge\n");
-    for (int k = 0; k < SLOWS; k++)
-        strbuf_printf(&b, "topogate_liveaudit_slow_path_gpus{reason=\"%s\"} "
-                          "%ld\n",
-                      slow_label[k], all_gpus[k]);
-    strbuf_puts(&b, "# HELP topogate_liveaudit_slow_path_jobs Running "
-                    "workloads on a slow path now, cluster-wide, by reason.\n"
-                    "# TYPE topogate_liveaudit_slow_path_jobs gauge\n");
-    for (int k = 0; k < SLOWS; k++)
-        strbuf_printf(&b, "topogate_liveaudit_slow_path_jobs{reason=\"%s\"} "
-                          "%ld\n",
-                      slow_label[k], all_jobs[k]);
-    strbuf_printf(&b,
-                  "# HELP topogate_liveaudit_pods GPU pods of training "
-                  "workloads running and judged.\n"
-                  "# TYPE topogate_liveaudit_pods gauge\n"
-                  "topogate_liveaudit_pods %zu\n"
-                  "# HELP topogate_liveaudit_workloads Workloads those pods "
-                  "belong to.\n"
-                  "# TYPE topogate_liveaudit_workloads gauge\n"
-                  "topogate_liveaudit_workloads %zu\n"
-                  "# HELP topogate_liveaudit_synced 1 once every pod watch "
-                  "has listed.\n"
-                  "# TYPE topogate_liveaudit_synced gauge\n"
-                  "topogate_liveaudit_synced %d\n"
-                  "# HELP topogate_liveaudit_judge_seconds How long the last "
-                  "judging of what changed took.\n"
-                  "# TYPE topogate_liveaudit_judge_seconds gauge\n"
-                  "topogate_liveaudit_judge_seconds %.6f\n",
-                  la->pods.n, la->workloads.n, pods_synced(la) ? 1 : 0,
-                  (double)la->judge_us / 1e6);
-    strbuf_puts(&b, "# HELP topogate_liveaudit_policyreport_crd Whether "
-                    "PolicyReports are written: the CRD served, not served, "
-                    "or forbidden by RBAC (1 on the state now).\n"
-                    "# TYPE topogate_liveaudit_policyreport_crd gauge\n");
-    for (int c = 0; c < CRDS; c++)
-        strbuf_printf(&b, "topogate_liveaudit_policyreport_crd{state=\"%s\"} "
-                          "%d\n",
-                      crd_name[c], la->crd == (enum crd)c);
-    strbuf_puts(&b, "# HELP topogate_liveaudit_writes_total Writes the "
-                    "helper did for the live audit, by what and HTTP status.\n"
-                    "# TYPE topogate_liveaudit_writes_total counter\n");
-    for (int w = 0; w < 4; w++)
-        for (int c = 0; c < 6; c++)
-            if (la->writes[w][c])
-                strbuf_printf(&b,
-                              "topogate_liveaudit_writes_total{what=\"%s\","
-                              "code=\"%s\"} %llu\n",
-                              write_what[w], write_code[c],
-                              (unsigned long long)la->writes[w][c]);
-    strbuf_printf(&b,
-                  "# HELP topogate_liveaudit_events_limited_total Events "
-                  "held back by the rate limit (sent later).\n"
-                  "# TYPE topogate_liveaudit_events_limited_total counter\n"
-                  "topogate_liveaudit_events_limited_total %llu\n"
-                  "# HELP topogate_liveaudit_pods_dropped_total GPU pods not "
-                  "kept: past the live audit's cap.\n"
-                  "# TYPE topogate_liveaudit_pods_dropped_total counter\n"
-                  "topogate_liveaudit_pods_dropped_total %llu\n",
-                  (unsigned long long)la->events_limited,
-                  (unsigned long long)la->pods_dropped);
-    if (!b.failed && la->metrics)
-        metrics_set_extra(la->metrics, strbuf_take(&b));
-    strbuf_free(&b);
 }
 
 /* --- the tick ------------------------------------------------------------ */
@@ -1264,7 +661,7 @@ liveaudit_tick(struct liveaudit *la, int fd, uint64_t now, bool view_synced)
         {
             struct live_wl *w = (struct live_wl *)e;
             if (w->dirty || la->all_dirty) {
-                judge_workload(la, w);
+                live_judge_workload(la, w);
                 judged = true;
             }
         }
@@ -1273,11 +670,11 @@ liveaudit_tick(struct liveaudit *la, int fd, uint64_t now, bool view_synced)
             la->judge_us = mono_us() - t0;
         /* Nothing is written before the pods are all listed: a report
          * or Event from half a list would be taken back a moment later. */
-        writing = fd >= 0 && view_synced && pods_synced(la);
+        writing = fd >= 0 && view_synced && live_pods_synced(la);
         if (writing) {
             MAP_EACH(&la->workloads, e)
             {
-                send_events(la, (struct live_wl *)e, now);
+                live_send_events(la, (struct live_wl *)e, now);
             }
         }
         if (writing && la->crd == CRD_SERVED) {
@@ -1285,11 +682,11 @@ liveaudit_tick(struct liveaudit *la, int fd, uint64_t now, bool view_synced)
             {
                 struct nsrep *n = (struct nsrep *)e;
                 if (n->dirty)
-                    write_report(la, n, now);
+                    live_write_report(la, n, now);
             }
         }
         if (la->metrics_dirty) {
-            render_metrics(la);
+            live_render_metrics(la);
             la->metrics_dirty = false;
         }
     }
@@ -1309,7 +706,7 @@ liveaudit_new(struct server *srv, struct metrics *m)
     la->metrics = m;
     la->tokens = EVENT_BURST;
     la->metrics_dirty = true;
-    render_metrics(la);
+    live_render_metrics(la);
     return la;
 }
 

@@ -44,8 +44,7 @@ kube_writer_new(const struct kube_config *c, char *err, size_t err_len)
     if (dup_str(&d->server, c->server) || dup_str(&d->ca_file, c->ca_file) ||
         dup_str(&d->cert_file, c->cert_file) ||
         dup_str(&d->key_file, c->key_file) ||
-        dup_str(&d->token_file, c->token_file) ||
-        dup_str(&d->token, c->token))
+        dup_str(&d->token_file, c->token_file) || dup_str(&d->token, c->token))
         goto oom;
     d->ca_pem = c->ca_pem;
     d->cert_pem = c->cert_pem;
@@ -150,12 +149,13 @@ kube_writer_do(struct kube_writer *w, const char *method, const char *path,
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
     if ((rc = curl_easy_perform(e)) != CURLE_OK) {
-        snprintf(msg, msg_len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        snprintf(msg, msg_len, "%s",
+                 errbuf[0] ? errbuf : curl_easy_strerror(rc));
     } else {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
         if (code >= 300) {
-            cJSON *st = cJSON_ParseWithLength(resp.buf ? resp.buf : "",
-                                              resp.len);
+            cJSON *st =
+                cJSON_ParseWithLength(resp.buf ? resp.buf : "", resp.len);
             const char *m = cJSON_GetStringValue(
                 cJSON_GetObjectItemCaseSensitive(st, "message"));
             snprintf(msg, msg_len, "%s", m ? m : "no Status in the answer");

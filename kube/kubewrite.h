@@ -26,8 +26,7 @@ void kube_writer_free(struct kube_writer *w);
  * apiserver. The HTTP status, or 0 when none came (why in msg); msg
  * gets the Status message of a failure, cut to msg_len.
  */
-long kube_writer_do(struct kube_writer *w, const char *method,
-                    const char *path, const char *body, char *msg,
-                    size_t msg_len);
+long kube_writer_do(struct kube_writer *w, const char *method, const char *path,
+                    const char *body, char *msg, size_t msg_len);
 
 #endif
