@@ -715,6 +715,9 @@ liveaudit_free(struct liveaudit *la)
 {
     if (la == NULL)
         return;
+    /* Its series go with it (a live audit that never started). */
+    if (la->metrics)
+        metrics_set_extra(la->metrics, NULL);
     MAP_EACH(&la->pods, e)
     {
         struct pod *p = (struct pod *)e;

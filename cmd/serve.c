@@ -318,7 +318,8 @@ serve_cluster_view(const struct serve_opts *o, struct server *srv,
         return 0;
     }
     if (o->kubeconfig == NULL && getenv("KUBERNETES_SERVICE_HOST") == NULL) {
-        log_info("cluster view: off (not in a cluster, no --kubeconfig)");
+        log_info("cluster view: off (not in a cluster, no --kubeconfig)%s",
+                 o->live_audit ? "; so is the live audit" : "");
         return 0;
     }
     if (o->live_audit) {
