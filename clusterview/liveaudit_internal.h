@@ -97,10 +97,11 @@ struct live_wl {
     /* What it was judged. */
     enum result result;
     char *rule, *message;
-    unsigned slow;               /* bits of enum slow */
-    long gpus, slow_gpus;        /* of its pods; of those on a slow path */
-    int64_t since;               /* when result or message last changed */
-    unsigned evented;            /* slow reasons an Event was sent for */
+    unsigned slow;        /* bits of enum slow */
+    long gpus, slow_gpus; /* of its pods; of those on a slow path */
+    int64_t since;        /* when result or message last changed */
+    unsigned evented;     /* slow reasons an Event was sent for */
+    unsigned held;        /* reasons whose Event the limit held back */
     struct live_wl *prev, *next; /* the namespace's workloads */
 };
 

@@ -157,7 +157,7 @@ live_judge_workload(struct liveaudit *la, struct live_wl *w)
     changed =
         w->rule == NULL || worst != w->result || strcmp(w->rule, rule) != 0 ||
         strcmp(w->message ? w->message : "", message ? message : "") != 0 ||
-        gpus != w->gpus || slow_gpus != w->slow_gpus;
+        gpus != w->gpus || slow_gpus != w->slow_gpus || slow != w->slow;
     if (changed) {
         if (w->rule == NULL || worst != w->result ||
             strcmp(w->message ? w->message : "", message ? message : ""))

@@ -42,8 +42,11 @@ live_send_events(struct liveaudit *la, struct live_wl *w, uint64_t now)
         if (!(w->slow & (1u << k)) || (w->evented & (1u << k)))
             continue;
         if (!event_budget(la, now)) {
-            la->events_limited++;
-            la->metrics_dirty = true;
+            if (!(w->held & (1u << k))) { /* counted once, not per tick */
+                w->held |= 1u << k;
+                la->events_limited++;
+                la->metrics_dirty = true;
+            }
             return; /* the next tick tries again */
         }
         w->evented |= 1u << k;
