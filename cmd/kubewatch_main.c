@@ -311,10 +311,8 @@ main(int argc, char **argv)
         /* The view's resources, then the live audit's. */
         size_t nl;
         const struct kube_resource *lr = live_resources(&nl);
-        if ((all = calloc(n + nl, sizeof(*all))) == NULL ||
-            kubewatch_live_start(&cfg, emit, err, sizeof(err)) != 0) {
-            fprintf(stderr, "topogate-kubewatch: %s\n",
-                    all ? err : "out of memory");
+        if ((all = calloc(n + nl, sizeof(*all))) == NULL) {
+            fprintf(stderr, "topogate-kubewatch: out of memory\n");
             kube_config_free(&cfg);
             return 1;
         }
@@ -324,9 +322,17 @@ main(int argc, char **argv)
         n += nl;
     }
     w = kube_watch_start(&cfg, resources, n, &sink, err, sizeof(err));
+    /* The writes' thread after the watch's: libcurl is set up by then
+     * (curl_global_init in kube_watch_start). */
+    if (w != NULL && live &&
+        kubewatch_live_start(&cfg, emit, err, sizeof(err)) != 0) {
+        kube_watch_stop(w);
+        w = NULL;
+    }
     kube_config_free(&cfg);
     if (w == NULL) {
         fprintf(stderr, "topogate-kubewatch: %s\n", err);
+        free(all);
         return 1;
     }
     if (once)
