@@ -197,6 +197,16 @@ fi
 until_is "every pod watch listed" 1 metric topogate_liveaudit_synced
 until_is "the PolicyReport CRD is found served" 1 \
 	metric 'topogate_liveaudit_policyreport_crd{state="served"}'
+expect "pods are listed and watched by label, one selector a controller" \
+	"jobset.sigs.k8s.io/jobset-name leaderworkerset.sigs.k8s.io/name ray.io/cluster training.kubeflow.org/job-name volcano.sh/job-name" \
+	"$($PY -c '
+import json, sys, urllib.parse
+sels = set()
+for l in open(sys.argv[1]):
+    u = urllib.parse.urlsplit(json.loads(l)["path"])
+    if u.path == "/api/v1/pods":
+        sels.add(urllib.parse.parse_qs(u.query).get("labelSelector", ["(none)"])[0])
+print(" ".join(sorted(sels)))' "$TMP/main.requests")"
 expect "no job yet: no GPU on a slow path" 0 \
 	"$(metric 'topogate_liveaudit_slow_path_gpus{reason="nvlink_split"}')"
 
