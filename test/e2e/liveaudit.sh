@@ -43,14 +43,16 @@ echo "token-1" >"$TMP/token"
 # instance-type pin swapped for the node group, Running) and one CPU pod
 # of the same job, which is not watched. Options: "bert" (also a
 # PyTorchJob "bert" of 2 x 8 GPUs in team-b, without EFA or /dev/shm),
-# "pods_at_start" (the
+# "fix_bert" (on cue-1 its pods are replaced by what topogate's patch
+# makes of them), "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
 # is deleted).
 scenario() {
-	$PY - "$ROOT" "$TMP" "$1" "${2:-{\}}" >"$TMP/$1.json" <<'PY'
-import copy, json, sys, yaml
+	$PY - "$ROOT" "$TMP" "$1" "${2:-{\}}" "$BIN" >"$TMP/$1.json" <<'PY'
+import base64, copy, json, subprocess, sys, yaml
 root, tmp, name, opts = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+bin_ = sys.argv[5]
 nodes = [i for i in yaml.safe_load(open(root + "/test/nodes/eks-p4d-p5-g5.yaml"))["items"]
          if i.get("kind") == "Node"]
 gold = json.load(open(root + "/test/golden/cases/p4d-16x1-pytorchjob-enforce-deny.in.json"))
@@ -107,6 +109,24 @@ else:
     steps = [cue(1), {"batch": [{"add": p} for p in pods + [cpu]]}, cue(2),
              {"batch": [{"delete": "ml-training/" + p["metadata"]["name"]}
                         for p in pods + [cpu]]}, cue(3)]
+if opts.get("fix_bert"):
+    # What topogate would have made of each bert pod at admission: its
+    # own patch (audit --review, enforce), applied.
+    import jsonpatch
+    fixed = []
+    for p in pods:
+        if p["metadata"]["namespace"] != "team-b":
+            continue
+        rev = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+               "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                           "resource": {"group": "", "version": "v1", "resource": "pods"},
+                           "namespace": "team-b", "operation": "CREATE", "object": p}}
+        out = subprocess.run([bin_, "audit", "--review", "-", "--mode", "enforce", "--nodes",
+                              root + "/test/nodes/eks-p4d-p5-g5.yaml"],
+                             input=json.dumps(rev).encode(), capture_output=True)
+        patch = json.loads(base64.b64decode(json.loads(out.stdout)["response"]["patch"]))
+        fixed.append(jsonpatch.apply_patch(p, patch))
+    steps = [cue(1), {"batch": [{"modify": f} for f in fixed]}, cue(2)]
 if "crd_off_at" in opts:
     steps = [cue(1), {"policyreport_off": True}, cue(2),
              {"add": dict(copy.deepcopy(pods[0]),
@@ -286,7 +306,7 @@ stop_server
 kill "$STANDIN" 2>/dev/null
 
 # --- audit mode; a job without its NICs and /dev/shm -----------------------------
-scenario modes '{"pods_at_start": true, "bert": true}'
+scenario modes '{"pods_at_start": true, "bert": true, "fix_bert": true}'
 standin modes
 start_server --kubeconfig "$TMP/kubeconfig" --live-audit --mode audit ||
 	not_ok "serve --mode audit" "did not become ready"
@@ -304,6 +324,14 @@ expect "its GPUs are on the missing_nics and missing_shm gauges" "16 16" \
 until_is "an Event per job and reason: 3" \
 	"FragmentedLayout MissingDevShm MissingRDMANICs" \
 	state modes '" ".join(sorted(e["reason"] for e in events.values()))'
+touch "$TMP/modes-cue-1"
+until_is "the job fixed (its pods as topogate patches them): pass" \
+	"pass gpu-layout 0" \
+	state modes '" ".join((lambda r: (r["result"], r["rule"], r["properties"]["slowPathGPUs"]))(reports["team-b/topogate"]["results"][0]))'
+until_is "fixed: off the gauges" 0 \
+	metric 'topogate_liveaudit_slow_path_gpus{reason="missing_nics"}'
+expect "fixed: the job stays in the report, a pass; its summary says so" \
+	"1 0" "$(state modes '(lambda s: "%d %d" % (s["pass"], s["warn"]))(reports["team-b/topogate"]["summary"])')"
 stop_server
 kill "$STANDIN" 2>/dev/null
 
