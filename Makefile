@@ -36,7 +36,7 @@ WEBHOOK_SRC := $(wildcard webhook/*.c)
 # OpenSSL is certgen's alone, in an executable of its own beside
 # topogate: the server never loads libcrypto (cmd/certgen_main.c).
 CERTGEN_SRC := cmd/certgen.c cmd/certgen_main.c
-KUBEWATCH_SRC := cmd/kubewatch_main.c
+KUBEWATCH_SRC := cmd/kubewatch_main.c cmd/kubewatch_live.c
 CMD_SRC     := $(filter-out $(CERTGEN_SRC) $(KUBEWATCH_SRC),$(wildcard cmd/*.c))
 obj = $(1:%.c=$(BUILD)/%.o)
 # The pure floor: policy/ and the text helpers it stands on.
@@ -156,6 +156,7 @@ test: test-deps fuzz-deps
 	done
 	@test/layout/check.sh
 	@test/kube/view-scale.sh $(BUILD)/topogate
+	@test/kube/liveaudit-scale.sh $(BUILD)/topogate
 	@$(MAKE) --no-print-directory BUILD=$(SANBUILD) OPT=-O1 \
 		SAN="$(SANITIZE)" sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -183,6 +184,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@test/e2e/tls.sh $(BUILD)/topogate
 	@test/e2e/reload.sh $(BUILD)/topogate
 	@test/e2e/view.sh $(BUILD)/topogate
+	@test/e2e/liveaudit.sh $(BUILD)/topogate
 	@test/certgen/run.sh $(BUILD)/topogate
 	@test/corpus/run.sh $(BUILD)/topogate
 	@test/audit/run.sh $(BUILD)/topogate
@@ -334,6 +336,7 @@ bench: bench-check
 	@$(VIEW_BENCH) $(SHARED)/bench/fixtures/p4d-training.json | \
 		tee test/bench/view.json
 	@NODES=50000 test/kube/view-scale.sh $(BUILD)/topogate
+	@PODS=10000 test/kube/liveaudit-scale.sh $(BUILD)/topogate
 
 # The in-process figures alone, in a few seconds.
 bench-decide: deps

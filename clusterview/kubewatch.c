@@ -39,6 +39,7 @@
 
 #include "policy/view/view.h"
 #include "clusterview/kuberesources.h"
+#include "clusterview/liveaudit.h"
 #include "lib/log.h"
 #include "webhook/metrics.h"
 #include "webhook/server.h"
@@ -91,6 +92,8 @@ struct kubewatch {
     bool too_many;
     unsigned backoff_ms;
     bool gave_up; /* the configuration cannot work: no more helpers */
+    struct liveaudit *live; /* serve --live-audit, owned; or NULL */
+    int cmd_fd;             /* the helper's stdin (live audit), or -1 */
 };
 
 /* --- the helper ----------------------------------------------------- */
@@ -111,15 +114,16 @@ helper_path(char *path, size_t len)
     return 0;
 }
 
-/* Starts the helper with extra (NULL or "--once" / "--check"); its stdout
- * into *fd (NULL: /dev/null). 0, or -1 with the reason in err. */
+/* Starts the helper with extra (NULL or "--once" / "--check" /
+ * "--live-audit"); its stdout into *fd (NULL: /dev/null), its stdin from
+ * *in, non-blocking (NULL: /dev/null). 0, or -1 with the reason in err. */
 static int
 helper_spawn(const char *kubeconfig, const char *extra, pid_t *pid, int *fd,
-             char *err, size_t err_len)
+             int *in, char *err, size_t err_len)
 {
     char path[4096];
     char *argv[5];
-    int p[2] = {-1, -1}, rc, argc = 0;
+    int p[2] = {-1, -1}, q[2] = {-1, -1}, rc, argc = 0;
     posix_spawn_file_actions_t fa;
 
     if (helper_path(path, sizeof(path)) < 0) {
@@ -138,8 +142,19 @@ helper_spawn(const char *kubeconfig, const char *extra, pid_t *pid, int *fd,
         snprintf(err, err_len, "pipe: %s", strerror(errno));
         return -1;
     }
+    if (in && pipe2(q, O_CLOEXEC) < 0) {
+        snprintf(err, err_len, "pipe: %s", strerror(errno));
+        if (fd) {
+            close(p[0]);
+            close(p[1]);
+        }
+        return -1;
+    }
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in)
+        posix_spawn_file_actions_adddup2(&fa, q[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (fd)
         posix_spawn_file_actions_adddup2(&fa, p[1], 1);
     else
@@ -148,7 +163,11 @@ helper_spawn(const char *kubeconfig, const char *extra, pid_t *pid, int *fd,
     posix_spawn_file_actions_destroy(&fa);
     if (fd)
         close(p[1]);
+    if (in)
+        close(q[0]);
     if (rc != 0) {
+        if (in)
+            close(q[1]);
         if (fd)
             close(p[0]);
         snprintf(err, err_len, "cannot run '%s': %s", path, strerror(rc));
@@ -156,6 +175,10 @@ helper_spawn(const char *kubeconfig, const char *extra, pid_t *pid, int *fd,
     }
     if (fd)
         *fd = p[0];
+    if (in) {
+        fcntl(q[1], F_SETFL, O_NONBLOCK);
+        *in = q[1];
+    }
     return 0;
 }
 
@@ -253,6 +276,10 @@ on_line(struct kubewatch *w, const char *text)
 
     int ri = res ? kube_resource_index(res) : -1;
 
+    if (w->live && liveaudit_line(w->live, op, res, l)) {
+        cJSON_Delete(l);
+        return;
+    }
     if (op != NULL && strcmp(op, "tick") == 0) {
         /* Alive (heard_ms), and with every resource in sync the view in
          * service is current as of now: its age says so. */
@@ -408,6 +435,11 @@ helper_ended(struct kubewatch *w, uint64_t *next_ms, uint64_t now_ms)
     close(w->fd);
     w->fd = -1;
     w->len = 0;
+    if (w->cmd_fd >= 0)
+        close(w->cmd_fd);
+    w->cmd_fd = -1;
+    if (w->live)
+        liveaudit_helper_ended(w->live);
     status = helper_reap(w->child);
     w->child = -1;
     memset(w->synced, 0, sizeof(w->synced));
@@ -455,8 +487,9 @@ watch_thread(void *arg)
         uint64_t now = now_ms();
 
         if (w->child < 0 && !w->gave_up && now >= next_spawn) {
-            if (helper_spawn(w->kubeconfig, NULL, &w->child, &w->fd, err,
-                             sizeof(err)) < 0) {
+            if (helper_spawn(w->kubeconfig, w->live ? "--live-audit" : NULL,
+                             &w->child, &w->fd, w->live ? &w->cmd_fd : NULL,
+                             err, sizeof(err)) < 0) {
                 log_warnx("cluster view: %s", err);
                 w->gave_up = true;
             } else {
@@ -485,6 +518,8 @@ watch_thread(void *arg)
             read_lines(w) < 0)
             helper_ended(w, &next_spawn, now_ms());
         publish(w);
+        if (w->live)
+            liveaudit_tick(w->live, w->cmd_fd, now_ms(), all_synced(w));
     }
     return NULL;
 }
@@ -498,6 +533,7 @@ watch_new(const char *kubeconfig)
         return NULL;
     w->child = -1;
     w->fd = -1;
+    w->cmd_fd = -1;
     w->wake[0] = w->wake[1] = -1;
     w->backoff_ms = BACKOFF_MIN_MS;
     w->silent_ms = SILENT_MS;
@@ -520,7 +556,8 @@ kubewatch_check(const char *kubeconfig, char *err, size_t err_len)
     pid_t pid;
     int status;
 
-    if (helper_spawn(kubeconfig, "--check", &pid, NULL, err, err_len) < 0)
+    if (helper_spawn(kubeconfig, "--check", &pid, NULL, NULL, err, err_len) <
+        0)
         return -1;
     if ((status = helper_reap(pid)) != 0) {
         snprintf(err, err_len, "%s --check failed (%d): see its message",
@@ -534,15 +571,27 @@ struct kubewatch *
 kubewatch_start(const char *kubeconfig, struct server *srv, struct metrics *m,
                 char *err, size_t err_len)
 {
+    return kubewatch_start_live(kubeconfig, srv, m, NULL, err, err_len);
+}
+
+struct kubewatch *
+kubewatch_start_live(const char *kubeconfig, struct server *srv,
+                     struct metrics *m, struct liveaudit *live, char *err,
+                     size_t err_len)
+{
     struct kubewatch *w;
 
     err[0] = '\0';
-    if (kubewatch_check(kubeconfig, err, err_len) < 0)
-        return NULL;
-    if ((w = watch_new(kubeconfig)) == NULL) {
-        snprintf(err, err_len, "out of memory");
+    if (kubewatch_check(kubeconfig, err, err_len) < 0) {
+        liveaudit_free(live);
         return NULL;
     }
+    if ((w = watch_new(kubeconfig)) == NULL) {
+        snprintf(err, err_len, "out of memory");
+        liveaudit_free(live);
+        return NULL;
+    }
+    w->live = live;
     w->srv = srv;
     w->metrics = m;
     if (m)
@@ -572,6 +621,9 @@ kubewatch_stop(struct kubewatch *w)
         helper_stop(w->child);
     if (w->fd >= 0)
         close(w->fd);
+    if (w->cmd_fd >= 0)
+        close(w->cmd_fd);
+    liveaudit_free(w->live);
     for (int i = 0; i < 2; i++)
         if (w->wake[i] >= 0)
             close(w->wake[i]);
@@ -595,7 +647,7 @@ kubewatch_list_once(const char *kubeconfig)
         fprintf(stderr, "topogate: out of memory\n");
         return NULL;
     }
-    if (helper_spawn(kubeconfig, "--once", &w->child, &w->fd, err,
+    if (helper_spawn(kubeconfig, "--once", &w->child, &w->fd, NULL, err,
                      sizeof(err)) < 0) {
         fprintf(stderr, "topogate: %s\n", err);
         kubewatch_stop(w);

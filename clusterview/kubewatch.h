@@ -33,7 +33,20 @@ int kubewatch_check(const char *kubeconfig, char *err, size_t err_len);
 struct kubewatch *kubewatch_start(const char *kubeconfig, struct server *srv,
                                   struct metrics *m, char *err, size_t err_len);
 
-/* Stops the watch thread and frees w. NULL is a no-op. */
+/*
+ * The same, with the live audit on (serve --live-audit): the helper also
+ * watches training workloads' GPU pods and our PolicyReports, live
+ * judges them on the watch thread and the helper writes what it says.
+ * Takes live (freed with w, or at once on failure).
+ */
+struct liveaudit;
+struct kubewatch *kubewatch_start_live(const char *kubeconfig,
+                                       struct server *srv, struct metrics *m,
+                                       struct liveaudit *live, char *err,
+                                       size_t err_len);
+
+/* Stops the watch thread and frees w (and its live audit). NULL is a
+ * no-op. */
 void kubewatch_stop(struct kubewatch *w);
 
 /*

@@ -2,7 +2,7 @@
  * kubewatch_main.c - topogate-kubewatch: the apiserver client in a
  * process of its own, beside topogate (as topogate-certgen is).
  *
- *   topogate-kubewatch [--kubeconfig FILE] [--check | --once]
+ *   topogate-kubewatch [--kubeconfig FILE] [--check | --once | --live-audit]
  *
  * Watches nodes, Kueue's queues, Trainer's runtimes and DRA's objects
  * (kube/kube.c) and writes what it sees to stdout, one JSON object per
@@ -26,6 +26,11 @@
  * 30 s. Exit 0; 1 when the apiserver cannot be used; 2 on a
  * configuration or usage error.
  *
+ * --live-audit also watches the GPU pods of training workloads and
+ * topogate's PolicyReports (clusterview/liveresources.c: a pod is cut
+ * to what decide() reads, one without GPUs is not written), and does
+ * the writes serve asks for on stdin (kubewatch_live.c).
+ *
  * Why a process: libcurl and what it links (libssh2 -> libcrypto,
  * LDAP, Kerberos) cost the server 3.4 MiB of resident memory when mapped
  * into it, and the token stays out of the process that faces the
@@ -45,12 +50,15 @@
 
 #include "kube/kube.h"
 #include "clusterview/kuberesources.h"
+#include "clusterview/liveresources.h"
+#include "cmd/kubewatch_live.h"
 #include "lib/log.h"
 
 #define ONCE_TIMEOUT_S 30
 
 static const char usage[] =
-    "usage: topogate-kubewatch [--kubeconfig FILE] [--check | --once]\n";
+    "usage: topogate-kubewatch [--kubeconfig FILE] [--check | --once | "
+    "--live-audit]\n";
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t settled_cond = PTHREAD_COND_INITIALIZER;
@@ -204,13 +212,26 @@ slim(const struct kube_resource *r, const cJSON *obj)
     return out;
 }
 
+/* A live audit's pod: cut to what decide() reads; NULL when it asks
+ * for no GPU (not written at all). Anything else: slim(). */
+static cJSON *
+slim_any(const struct kube_resource *r, const cJSON *object)
+{
+    if (strcmp(r->plural, "pods") == 0)
+        return live_slim_pod(object);
+    return slim(r, object);
+}
+
 static void
 on_item(void *ctx, const struct kube_resource *r, const cJSON *object)
 {
-    cJSON *l = line_new("item", r);
+    cJSON *o = slim_any(r, object), *l;
 
     (void)ctx;
-    cJSON_AddItemToObject(l, "object", slim(r, object));
+    if (o == NULL)
+        return;
+    l = line_new("item", r);
+    cJSON_AddItemToObject(l, "object", o);
     emit_line(l, false);
 }
 
@@ -240,11 +261,14 @@ static void
 on_event(void *ctx, const struct kube_resource *r, const char *type,
          const cJSON *object)
 {
-    cJSON *l = line_new("event", r);
+    cJSON *o = slim_any(r, object), *l;
 
     (void)ctx;
+    if (o == NULL)
+        return;
+    l = line_new("event", r);
     cJSON_AddStringToObject(l, "type", type);
-    cJSON_AddItemToObject(l, "object", slim(r, object));
+    cJSON_AddItemToObject(l, "object", o);
     emit(l);
 }
 
@@ -312,7 +336,8 @@ main(int argc, char **argv)
     struct kube_sink sink = {NULL,       on_item,  on_listed, on_event,
                              on_restart, on_state, on_tick};
     const char *kubeconfig = NULL;
-    bool check = false, once = false;
+    bool check = false, once = false, live = false;
+    struct kube_resource *all = NULL;
     struct kube_config cfg;
     struct kube_watch *w;
     const struct kube_resource *resources;
@@ -329,12 +354,14 @@ main(int argc, char **argv)
             check = true;
         else if (strcmp(argv[i], "--once") == 0)
             once = true;
+        else if (strcmp(argv[i], "--live-audit") == 0)
+            live = true;
         else {
             fputs(usage, stderr);
             return 2;
         }
     }
-    if (check && once) {
+    if (check + once + live > 1) {
         fputs(usage, stderr);
         return 2;
     }
@@ -354,10 +381,32 @@ main(int argc, char **argv)
     /* Blocked before the watch thread starts, so it inherits the mask. */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     resources = kube_resources(&n);
+    if (live) {
+        /* The view's resources, then the live audit's. */
+        size_t nl;
+        const struct kube_resource *lr = live_resources(&nl);
+        if ((all = calloc(n + nl, sizeof(*all))) == NULL) {
+            fprintf(stderr, "topogate-kubewatch: out of memory\n");
+            kube_config_free(&cfg);
+            return 1;
+        }
+        memcpy(all, resources, n * sizeof(*all));
+        memcpy(all + n, lr, nl * sizeof(*all));
+        resources = all;
+        n += nl;
+    }
     w = kube_watch_start(&cfg, resources, n, &sink, err, sizeof(err));
+    /* The writes' thread after the watch's: libcurl is set up by then
+     * (curl_global_init in kube_watch_start). */
+    if (w != NULL && live &&
+        kubewatch_live_start(&cfg, emit, err, sizeof(err)) != 0) {
+        kube_watch_stop(w);
+        w = NULL;
+    }
     kube_config_free(&cfg);
     if (w == NULL) {
         fprintf(stderr, "topogate-kubewatch: %s\n", err);
+        free(all);
         return 1;
     }
     if (once)
@@ -365,6 +414,7 @@ main(int argc, char **argv)
     else
         sigwait(&set, &sig);
     kube_watch_stop(w);
+    free(all);
     if (once && rc != 0)
         fprintf(stderr, "topogate-kubewatch: not every resource was listed "
                         "within %d s\n",

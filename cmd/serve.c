@@ -24,6 +24,7 @@
 #include "policy/view/view.h"
 #include "lib/cpus.h"
 #include "clusterview/kubewatch.h"
+#include "clusterview/liveaudit.h"
 #include "lib/log.h"
 #include "webhook/metrics.h"
 #include "webhook/probe.h"
@@ -51,6 +52,7 @@ static const char serve_usage[] =
     "                      [--client-ca FILE] [--repack]\n"
     "                      [--kubeconfig FILE | --nodes FILE | "
     "--no-cluster-view]\n"
+    "                      [--live-audit]\n"
     "\n"
     "  --listen ADDR:PORT        admission HTTPS (default :8443, every "
     "address)\n"
@@ -70,6 +72,9 @@ static const char serve_usage[] =
     "                            nodes,resourceflavors,clusterqueues,\n"
     "                            localqueues -A -o yaml` (tests, air gaps)\n"
     "  --no-cluster-view         decide from what pods pin alone\n"
+    "  --live-audit              also judge the running GPU pods of training\n"
+    "                            workloads: PolicyReports, gauges, Events\n"
+    "                            (needs the cluster view from the apiserver)\n"
     "  -n                        check the configuration, print "
     "'configuration OK'\n"
     "  -v                        debug logging\n"
@@ -89,6 +94,7 @@ struct serve_opts {
     const char *kubeconfig;
     const char *nodes;
     bool no_cluster_view;
+    bool live_audit;
     bool check;
     bool verbose;
 };
@@ -192,6 +198,7 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         {"kubeconfig", required_argument, NULL, 'K'},
         {"no-cluster-view", no_argument, NULL, 'V'},
         {"nodes", required_argument, NULL, 'N'},
+        {"live-audit", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -234,6 +241,9 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         case 'N':
             o->nodes = optarg;
             break;
+        case 'L':
+            o->live_audit = true;
+            break;
         case 'n':
             o->check = true;
             break;
@@ -256,6 +266,11 @@ serve_options(int argc, char **argv, struct serve_opts *o)
         1) {
         serve_error("--kubeconfig, --nodes and --no-cluster-view exclude "
                     "each other");
+        return 1;
+    }
+    if (o->live_audit && (o->nodes != NULL || o->no_cluster_view)) {
+        serve_error("--live-audit watches the apiserver: not with %s",
+                    o->nodes ? "--nodes" : "--no-cluster-view");
         return 1;
     }
     if (o->cert_path == NULL || o->key_path == NULL) {
@@ -303,10 +318,24 @@ serve_cluster_view(const struct serve_opts *o, struct server *srv,
         return 0;
     }
     if (o->kubeconfig == NULL && getenv("KUBERNETES_SERVICE_HOST") == NULL) {
-        log_info("cluster view: off (not in a cluster, no --kubeconfig)");
+        log_info("cluster view: off (not in a cluster, no --kubeconfig)%s",
+                 o->live_audit ? "; so is the live audit" : "");
         return 0;
     }
-    *out = kubewatch_start(o->kubeconfig, srv, m, err, sizeof(err));
+    if (o->live_audit) {
+        struct liveaudit *la = liveaudit_new(srv, m);
+        if (la == NULL) {
+            serve_error("out of memory");
+            return -1;
+        }
+        *out = kubewatch_start_live(o->kubeconfig, srv, m, la, err,
+                                    sizeof(err));
+        if (*out != NULL)
+            log_info("live audit: on: judging the running GPU pods of "
+                     "training workloads");
+    } else {
+        *out = kubewatch_start(o->kubeconfig, srv, m, err, sizeof(err));
+    }
     if (*out != NULL)
         return 0;
     if (o->kubeconfig) {

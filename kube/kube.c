@@ -129,7 +129,7 @@ kube_url(struct kube_res *s)
 {
     struct kube_watch *w = s->w;
     struct kubereq_target t = {w->cfg.server, s->r->group, s->version,
-                               s->r->plural};
+                               s->r->plural, s->r->selector};
     unsigned timeout =
         KUBE_WATCH_MIN_S +
         (unsigned)(kube_random(w) % (KUBE_WATCH_MAX_S - KUBE_WATCH_MIN_S + 1));

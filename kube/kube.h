@@ -65,6 +65,9 @@ struct kube_resource {
     const char *const *versions; /* preferred first, NULL-terminated */
     const char *plural;          /* the path segment: "nodes" */
     bool optional; /* a CRD that may not be served: look again later */
+    /* labelSelector of every list and watch ("key" selects the objects
+     * that carry the label), or NULL: all of them. */
+    const char *selector;
 };
 
 /*

@@ -15,19 +15,28 @@ kubereq_discovery_url(const char *server, const char *group)
     return asprintf(&url, "%s/apis/%s", server, group) < 0 ? NULL : url;
 }
 
-/* SERVER/api/VERSION/PLURAL?QUERY, or /apis/GROUP/VERSION/... */
+/* SERVER/api/VERSION/PLURAL?QUERY, or /apis/GROUP/VERSION/...; with
+ * the target's labelSelector first in the query. */
 static char *
 kubereq_url(const struct kubereq_target *t, const char *query)
 {
-    char *url;
+    char *url, *sel = NULL;
+    const char *pre = "";
     int rc;
 
+    if (t->selector != NULL) {
+        if ((sel = curl_easy_escape(NULL, t->selector, 0)) == NULL)
+            return NULL;
+        pre = "labelSelector=";
+    }
     if (*t->group != '\0')
-        rc = asprintf(&url, "%s/apis/%s/%s/%s?%s", t->server, t->group,
-                      t->version, t->plural, query);
+        rc = asprintf(&url, "%s/apis/%s/%s/%s?%s%s%s%s", t->server, t->group,
+                      t->version, t->plural, pre, sel ? sel : "",
+                      sel ? "&" : "", query);
     else
-        rc = asprintf(&url, "%s/api/%s/%s?%s", t->server, t->version, t->plural,
-                      query);
+        rc = asprintf(&url, "%s/api/%s/%s?%s%s%s%s", t->server, t->version,
+                      t->plural, pre, sel ? sel : "", sel ? "&" : "", query);
+    curl_free(sel);
     return rc < 0 ? NULL : url;
 }
 

@@ -25,6 +25,7 @@ struct kubereq_target {
     const char *group;   /* "" for the core API */
     const char *version; /* "v1" */
     const char *plural;  /* "nodes" */
+    const char *selector; /* labelSelector, or NULL */
 };
 
 /* GET /apis/GROUP: the APIGroup, with the versions served. */

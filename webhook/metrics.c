@@ -81,6 +81,7 @@ struct metrics {
     char *origin;
     uint64_t digest;
     char mode[16];
+    char *extra; /* the live audit's series (metrics_set_extra), or NULL */
 };
 
 /* Why a watch loop went back to listing or backed off: kube.c's words. */
@@ -158,6 +159,7 @@ metrics_free(struct metrics *m)
     for (size_t i = 0; i < METRICS_SLOTS; i++)
         free(atomic_load(&m->types[i].name));
     free(m->origin);
+    free(m->extra);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -547,6 +549,29 @@ render_log(struct buf *b)
                (unsigned long long)log_dropped());
 }
 
+/* The series a module above the server renders itself (the live
+ * audit's gauges by namespace: clusterview/liveaudit.c). */
+static void
+render_extra(struct buf *b, struct metrics *m)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->extra != NULL)
+        buf_printf(b, "%s", m->extra);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void
+metrics_set_extra(struct metrics *m, char *text)
+{
+    char *old;
+
+    pthread_mutex_lock(&m->lock);
+    old = m->extra;
+    m->extra = text;
+    pthread_mutex_unlock(&m->lock);
+    free(old);
+}
+
 char *
 metrics_render(struct metrics *m)
 {
@@ -564,6 +589,7 @@ metrics_render(struct metrics *m)
     render_view(&b, m);
     render_info(&b, m);
     render_log(&b);
+    render_extra(&b, m);
     if (b.failed) {
         free(b.p);
         return NULL;

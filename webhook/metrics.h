@@ -71,6 +71,13 @@ void metrics_known_by(struct metrics *m, const char *how);
 /* One transition of a watch loop (kube.c names the reasons). */
 void metrics_watch_restart(struct metrics *m, const char *reason);
 
+/*
+ * Series rendered elsewhere, appended to the exposition as they are
+ * (whole lines, HELP and TYPE included): the live audit's. Takes text
+ * (malloc'd; NULL: none), replacing what was set before.
+ */
+void metrics_set_extra(struct metrics *m, char *text);
+
 /* The exposition text, owned by the caller; NULL when out of memory. */
 char *metrics_render(struct metrics *m);
 

@@ -561,3 +561,9 @@ server_stop(struct server *srv, unsigned int grace_ms)
         close(fd);
     server_free(srv);
 }
+
+struct snapshot *
+server_current(struct server *srv, struct view **view)
+{
+    return server_snapshot(srv, view);
+}

@@ -62,6 +62,13 @@ struct view;
 void server_set_view(struct server *srv, struct view *v);
 
 /*
+ * The snapshot and the view being served, taken together as a review
+ * takes them; the caller drops both (snapshot_unref, view_unref). For
+ * the live audit, which judges running pods as a review would.
+ */
+struct snapshot *server_current(struct server *srv, struct view **view);
+
+/*
  * New connections get c from now on; open ones keep the credentials
  * they began with. The server takes its own reference.
  */

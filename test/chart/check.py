@@ -37,6 +37,12 @@ VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
               ("resource.k8s.io", "resourceslices"),
               ("resource.k8s.io", "resourceclaimtemplates")}
 VIEW_VERBS = {"get", "list", "watch"}
+# liveAudit.enabled: its own ClusterRole, these rules exactly.
+LIVE_RULES = {("", "pods"): {"get", "list", "watch"},
+              ("wgpolicyk8s.io", "policyreports"):
+              {"get", "list", "watch", "create", "patch", "update", "delete"},
+              ("", "events"): {"create", "delete"}}
+LIVE_SUFFIX = "-live-audit"
 failures = []
 
 
@@ -191,6 +197,7 @@ def check_deployment(objs, values, kube_minor):
           .get("name") == cm["metadata"]["name"],
           "--policy is not in the mounted policy ConfigMap")
     check_cluster_view(objs, values, dep)
+    check_live_audit(objs, values, dep)
     return dep, labels, ports
 
 
@@ -204,7 +211,8 @@ def check_cluster_view(objs, values, dep):
     sa = pod.get("serviceAccountName")
     me = {"kind": "ServiceAccount", "name": sa, "namespace": NAMESPACE}
     bindings = [b for b in by_kind(objs, "ClusterRoleBinding") +
-                by_kind(objs, "RoleBinding") if me in b.get("subjects", [])]
+                by_kind(objs, "RoleBinding") if me in b.get("subjects", [])
+                and not b["metadata"]["name"].endswith(LIVE_SUFFIX)]
     roles = {(r["kind"], r["metadata"]["name"]): r
              for r in by_kind(objs, "ClusterRole") + by_kind(objs, "Role")}
     got = set()
@@ -273,6 +281,41 @@ def check_cluster_view(objs, values, dep):
           "fieldRef": {"apiVersion": "v1",
                        "fieldPath": "metadata.namespace"}}]},
           f"cluster view: namespace source {src.get('downwardAPI')}")
+
+
+def check_live_audit(objs, values, dep):
+    """liveAudit.enabled: --live-audit, and one ClusterRole bound to the
+    webhook's ServiceAccount with LIVE_RULES exactly; off: neither."""
+    on = values.get("liveAudit", {}).get("enabled", False)
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    check(("--live-audit" in c["args"]) == on,
+          "live audit: --live-audit does not follow liveAudit.enabled")
+    roles = [r for r in by_kind(objs, "ClusterRole")
+             if r["metadata"]["name"].endswith(LIVE_SUFFIX)]
+    binds = [b for b in by_kind(objs, "ClusterRoleBinding")
+             if b["metadata"]["name"].endswith(LIVE_SUFFIX)]
+    if not on:
+        check(not roles and not binds, "live audit off, yet its RBAC is "
+              "rendered")
+        return
+    if not (check(len(roles) == 1 and len(binds) == 1,
+                  f"live audit: {len(roles)} roles, {len(binds)} bindings, "
+                  "want 1 and 1")):
+        return
+    got = {}
+    for r in roles[0].get("rules", []):
+        check(not r.get("resourceNames") and not r.get("nonResourceURLs"),
+              "live audit: resourceNames or nonResourceURLs")
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                got.setdefault((g, res), set()).update(r.get("verbs", []))
+    check(got == LIVE_RULES, f"live audit: rules {got}, want {LIVE_RULES}")
+    sa = dep["spec"]["template"]["spec"].get("serviceAccountName")
+    check(binds[0]["roleRef"]["name"] == roles[0]["metadata"]["name"] and
+          {"kind": "ServiceAccount", "name": sa, "namespace": NAMESPACE}
+          in binds[0].get("subjects", []),
+          "live audit: the binding is not of its role to the webhook's "
+          "ServiceAccount")
 
 
 def check_service_pdb(objs, labels, ports, values):

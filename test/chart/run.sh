@@ -101,6 +101,7 @@ cases=(
 	"warn-fail|warn-fail.yaml|$newest_api|"
 	"opt-in|opt-in.yaml|$newest_api|"
 	"no-cluster-view|no-cluster-view.yaml|$newest_api|"
+	"live-audit|live-audit.yaml|$newest_api|"
 	"network-policy|network-policy.yaml|$newest_api|"
 	"policy-override|policy-override.yaml|$newest_api|"
 	"policy-whole|policy-whole.yaml|$newest_api|--set-file policy.yaml=test/chart/whole-policy.yaml"
@@ -529,6 +530,54 @@ if grep -Eq '^ARG DEBIAN=debian:12\.[0-9]+-slim$' Dockerfile &&
 	pass "Dockerfile: pinned Debian 12 base, two stages, numeric non-root user"
 else
 	fail "Dockerfile: base image, stages, USER or .dockerignore"
+fi
+
+# The dashboard and the alerts (test/chart/values/monitoring.yaml) name
+# only metrics that `serve --live-audit` exports: its /metrics, with a
+# kubeconfig whose apiserver is not there (the series are there at start).
+cat >"$out/nowhere.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: t
+contexts: [{name: t, context: {cluster: s, user: u}}]
+clusters: [{name: s, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+KC
+probe=$((20000 + RANDOM % 20000))
+"$bin" serve --listen 127.0.0.1:$((probe + 1)) --probe-listen 127.0.0.1:$probe \
+	--tls-cert "$out/tls.crt" --tls-key "$out/tls.key" \
+	--kubeconfig "$out/nowhere.kubeconfig" --live-audit \
+	>"$out/metrics-serve.log" 2>&1 &
+serve_pid=$!
+for _ in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$probe/metrics" >"$out/metrics.txt" 2>/dev/null &&
+		grep -q '^# TYPE topogate_liveaudit_pods ' "$out/metrics.txt" &&
+		grep -q '^# TYPE topogate_view_synced ' "$out/metrics.txt" && break
+	sleep 0.1
+done
+kill "$serve_pid" 2>/dev/null
+wait "$serve_pid" 2>/dev/null
+# Its objects validate (but the PrometheusRule: no schema of the Prometheus
+# Operator's CRD here; metrics_named.py checks its shape).
+if render -f test/chart/values/monitoring.yaml >"$out/monitoring-objs.yaml" &&
+	"$py" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+print(yaml.safe_dump_all([d for d in docs if d["kind"] != "PrometheusRule"]))' \
+		"$out/monitoring-objs.yaml" >"$out/monitoring-core.yaml" &&
+	"$validate" --strict --quiet --schemas "$(schemas "$newest_api")" \
+		"$out/monitoring-core.yaml" >"$out/monitoring.valid"; then
+	pass "monitoring: k8s-validate --strict ($(tail -n 1 "$out/monitoring.valid"))"
+else
+	fail "monitoring: render or k8s-validate"
+	cat "$out/monitoring.valid"
+fi
+if "$py" test/chart/metrics_named.py "$out/monitoring-objs.yaml" \
+		"$out/metrics.txt" >"$out/metrics-named.txt"; then
+	pass "every metric the dashboard and alerts name is exported" \
+		"($(grep -c '^ok' "$out/metrics-named.txt") names)"
+else
+	fail "the dashboard or alerts name a metric serve does not export"
+	cat "$out/metrics-named.txt"
 fi
 
 if [ "$failed" -ne 0 ]; then

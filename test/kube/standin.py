@@ -62,6 +62,7 @@ TRAINER = "trainer.kubeflow.org"
 # Dynamic Resource Allocation, GA in Kubernetes 1.34 (resource.k8s.io/v1):
 # served only when the scenario says so, as on a cluster before 1.34.
 RESOURCE = "resource.k8s.io"
+WGPOLICY = "wgpolicyk8s.io"
 KINDS = {
     "nodes": ("v1", "Node"),
     "resourceflavors": (KUEUE, "ResourceFlavor"),
@@ -72,11 +73,19 @@ KINDS = {
     "deviceclasses": (RESOURCE, "DeviceClass"),
     "resourceslices": (RESOURCE, "ResourceSlice"),
     "resourceclaimtemplates": (RESOURCE, "ResourceClaimTemplate"),
+    # The live audit's (standin_writes.py): pods, listed and watched
+    # across namespaces with a labelSelector, and PolicyReports, also
+    # written (server-side apply, DELETE).
+    "pods": ("v1", "Pod"),
+    "policyreports": (WGPOLICY, "PolicyReport"),
 }
+# Namespaced kinds stored under "namespace/name" (the others by name).
+NAMESPACED = ("pods", "policyreports")
 # An API group a CRD adds is served only when the scenario says which
-# versions: scenario["kueue"] / scenario["trainer"] / scenario["dra"] =
-# {"versions": [...]}.
-GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer", RESOURCE: "dra"}
+# versions: scenario["kueue"] / scenario["trainer"] / scenario["dra"] /
+# scenario["policyreport"] = {"versions": [...]}.
+GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer", RESOURCE: "dra",
+              WGPOLICY: "policyreport"}
 
 
 # The pools of a generated cluster: nodegroup, instance type, GPUs, EFA.
@@ -157,6 +166,32 @@ def generated_node(gen, i):
                                     "containerd://2.1.4"}}}
 
 
+def selects(selector, obj):
+    """Whether a labelSelector selects obj: comma-separated requirements,
+    each "key", "!key", "key=value", "key==value" or "key!=value"
+    (https://kubernetes.io/docs/concepts/overview/working-with-objects/
+    labels/, "Label selectors", equality-based and exists)."""
+    if not selector:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for req in selector.split(","):
+        req = req.strip()
+        if "!=" in req:
+            k, v = req.split("!=", 1)
+            if labels.get(k) == v:
+                return False
+        elif "=" in req:
+            k, v = req.replace("==", "=").split("=", 1)
+            if labels.get(k) != v:
+                return False
+        elif req.startswith("!"):
+            if req[1:] in labels:
+                return False
+        elif req not in labels:
+            return False
+    return True
+
+
 def status(code, reason, message):
     return {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure", "message": message, "reason": reason,
@@ -192,11 +227,17 @@ class Cluster:
         self.rv += 1
         obj = copy.deepcopy(obj)
         name = obj["metadata"]["name"]
+        if res in NAMESPACED:
+            if "/" in name:  # a scenario's {"delete": "ns/name"}
+                obj["metadata"]["namespace"], obj["metadata"]["name"] = \
+                    name.split("/", 1)
+            name = obj["metadata"].get("namespace", "") + "/" + \
+                obj["metadata"]["name"]
         if etype == "DELETED":
             obj = self.objects[res].pop(name)
             obj = copy.deepcopy(obj)
         obj["metadata"]["resourceVersion"] = str(self.rv)
-        obj.setdefault("apiVersion", KINDS[res][0] if res == "nodes"
+        obj.setdefault("apiVersion", KINDS[res][0] if KINDS[res][0] == "v1"
                        else KINDS[res][0] + "/" + self.version_of(res))
         obj.setdefault("kind", KINDS[res][1])
         if etype != "DELETED":
@@ -228,7 +269,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # --- plumbing ----------------------------------------------------------
 
     def record(self, code, note=""):
-        self.server.log_request_line(self.path, code, note)
+        self.server.log_request_line(self.path, code, note, self.command)
 
     def send_json(self, code, obj, delay=0.0, headers=()):
         body = (json.dumps(obj) + "\n").encode()
@@ -281,6 +322,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         served = sc.get(GROUP_KEYS.get(group, ""))
         if parts == ["api", "v1", "nodes"]:
             res = "nodes"
+        elif parts == ["api", "v1", "pods"]:
+            res = "pods"
         elif len(parts) == 2 and group in GROUP_KEYS:
             if self.fault(group, "discovery"):
                 return
@@ -370,7 +413,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 rv = cl.rv
                 objs = [copy.deepcopy(cl.objects[res][k])
-                        for k in sorted(cl.objects[res])]
+                        for k in sorted(cl.objects[res])
+                        if selects(q.get("labelSelector"),
+                                   cl.objects[res][k])]
                 snap_id = cl.next_snapshot
                 cl.next_snapshot += 1
                 cl.snapshots[snap_id] = (rv, objs)
@@ -390,7 +435,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if e["resource"] == res and e["list"] == n_list:
                     self.server.expired_snapshots.add(snap_id)
         kind = KINDS[res][1] + "List"
-        api = "v1" if res == "nodes" else KUEUE + "/" + \
+        api = "v1" if KINDS[res][0] == "v1" else KINDS[res][0] + "/" + \
             self.path.split("/")[3]
         self.send_json(200, {"kind": kind, "apiVersion": api,
                              "metadata": md, "items": items},
@@ -472,8 +517,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def watch(self, res, q):
         sc = self.server.scenario
         cl = self.server.cluster
-        n = cl.count(res, "watch")
-        if self.fault(res, "watch_status"):
+        sel = q.get("labelSelector")
+        self.selector = sel
+        # Each selector of a resource is a watch of its own: its count,
+        # its faults, its script ("pods?training.kubeflow.org/job-name").
+        sres = res + "?" + sel if sel else res
+        n = cl.count(sres, "watch")
+        if self.fault(sres, "watch_status"):
             return
         if sc.get("expire_every_watch"):
             self.send_status(410, "Expired", "too old resource version")
@@ -488,11 +538,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with cl.lock:
             too_old = rv not in ("", "0") and int(rv) < cl.compacted
             replay = [(erv, t, o) for erv, r, t, o in cl.history
-                      if r == res and rv not in ("", "0") and erv > int(rv)]
+                      if r == res and rv not in ("", "0") and erv > int(rv)
+                      and selects(sel, o)]
             if rv in ("", "0"):
                 # Synthetic ADDED events for the current state.
                 replay = [(cl.rv, "ADDED", o) for _, o in
-                          sorted(cl.objects[res].items())]
+                          sorted(cl.objects[res].items())
+                          if selects(sel, o)]
         if too_old and sc.get("expired_as", "status") == "status":
             self.send_status(410, "Expired", "too old resource version: "
                              "%s (%d)" % (rv, cl.compacted))
@@ -512,7 +564,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             for _, t, o in replay:
                 self.send_events(self.event_bytes(t, o), 2)
-            script = sc.get("watch", {}).get(res, [])
+            script = sc.get("watch", {}).get(sres, [])
             steps = script[n - 1] if n - 1 < len(script) else []
             deadline = time.monotonic() + timeout
             for step in steps:
@@ -521,6 +573,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while time.monotonic() < deadline and not self.server.stopping:
                 if self.client_gone():
                     return
+                if res in NAMESPACED and KINDS[res][0] != "v1" and \
+                        not sc.get(GROUP_KEYS[KINDS[res][0]]):
+                    break  # the CRD was deleted: its watches end
             self.end_stream()
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
@@ -600,6 +655,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if self.server.stopping or self.client_gone():
                     return "closed"
                 time.sleep(0.05)
+        elif "policyreport_off" in step:
+            # The PolicyReport CRD is deleted: not served, no reports.
+            self.server.scenario["policyreport"] = None
+            with cl.lock:
+                cl.objects["policyreports"] = {}
         elif "kueue_off" in step:
             # The CRDs are deleted: the group is no longer served.
             self.server.scenario["kueue"] = None
@@ -621,6 +681,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return None
 
     def change(self, res, step):
+        """Applies a step's change; its event, or b"" when this watch's
+        labelSelector does not select the object."""
         cl = self.server.cluster
         with cl.lock:
             if "add" in step:
@@ -639,6 +701,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 obj = cl.put(res, "DELETED",
                              {"metadata": {"name": step["delete"]}})
                 t = "DELETED"
+        if not selects(getattr(self, "selector", None), obj):
+            return b""
         return self.event_bytes(t, obj)
 
 
@@ -672,11 +736,11 @@ class Server(http.server.ThreadingHTTPServer):
                     f.write(new + "\n")
                 os.replace(tmp, path)
 
-    def log_request_line(self, path, code, note):
+    def log_request_line(self, path, code, note, method="GET"):
         with self.log_lock:
             with open(self.request_log, "a") as f:
                 f.write(json.dumps({"path": path, "code": code,
-                                    "note": note,
+                                    "note": note, "method": method,
                                     "t": time.monotonic()}) + "\n")
 
 
@@ -719,6 +783,11 @@ def main():
             time.sleep(3600)
     except KeyboardInterrupt:
         pass
+
+
+# The writes (PATCH, POST, DELETE): a module of their own.
+import standin_writes  # noqa: E402
+standin_writes.install(Handler, Server)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ base:
 json: base
 lib: base policy policy/table policy/k8s
 kube: base lib
-clusterview: base lib kube webhook policy policy/view policy/table
+clusterview: base lib kube webhook policy policy/view policy/table policy/audit policy/k8s
 webhook: base json lib policy policy/table policy/view policy/k8s
 cmd: *
 policy/k8s: base

@@ -59,6 +59,8 @@ CRDS = [
     "cert-manager.io_certificates.yaml",
     "cert-manager.io_issuers.yaml",
     "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    # What serve --live-audit writes (test/e2e/liveaudit.sh validates it).
+    "wgpolicyk8s.io_policyreports.yaml",
 ]
 
 
