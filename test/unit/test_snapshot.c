@@ -52,7 +52,7 @@ test_embedded(void)
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    CHECK_INT(s->n_types, 91);
+    CHECK_INT(s->n_types, 90);
     CHECK_INT(s->n_products, 25);
     CHECK_INT(s->mode, MODE_ENFORCE);
     t = snapshot_lookup(s, "p4d.24xlarge");
