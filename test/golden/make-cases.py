@@ -880,6 +880,37 @@ for _t, _g, _m in NEW_ROWS:
     new_row_case(_t, _g, _m)
 
 
+# Rows added from Oracle's shape table and Google's A4X Max table
+# (issue 45, point 4), where a row changes the decision: a job of
+# 2-GPU pods pinned to the B200 shape, an NVSwitch board, is refused (it
+# was an unknown type); whole nodes get /dev/shm and the rest their row
+# says: no VF without a view on OCI (nicsNeedEvidence), no NIC resource on
+# the GB200/GB300 shapes (hostNetwork), the GPUDirect warnings on
+# a4x-maxgpu-4g-metal.
+@case("row-new-bm-gpu-b200-8-4x2-split-deny")
+def _(n):
+    return tj(n, job="row-check", nnodes=4, nproc="2", gpu=2, index=1,
+              cpu="4", memory="100Gi", node_selector=it("BM.GPU.B200.8"))
+
+
+NEW_ROWS_WHOLE = [("BM.GPU.H200.8", 8, "700Gi"), ("BM.GPU.B200.8", 8, "700Gi"),
+                  ("BM.GPU.GB200.4", 4, "400Gi"),
+                  ("BM.GPU.GB300.4", 4, "400Gi"),
+                  ("a4x-maxgpu-4g-metal", 4, "400Gi")]
+
+
+def new_row_whole_case(itype, gpus, memory):
+    @case("row-new-%s-whole-node" % itype.replace(".", "-").lower())
+    def _(n):
+        return tj(n, job="row-check", nnodes=2, nproc=str(gpus), gpu=gpus,
+                  index=1, cpu="4", memory=memory,
+                  node_selector=it(itype))
+
+
+for _t, _g, _m in NEW_ROWS_WHOLE:
+    new_row_whole_case(_t, _g, _m)
+
+
 @case("g5-xlarge-single-gpu-mutate")
 def _(n):
     return tj(n, job="bert-base", nnodes=4, nproc="1", gpu=1, index=2,

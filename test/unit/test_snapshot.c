@@ -52,8 +52,8 @@ test_embedded(void)
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    CHECK_INT(s->n_types, 84);
-    CHECK_INT(s->n_products, 22);
+    CHECK_INT(s->n_types, 90);
+    CHECK_INT(s->n_products, 25);
     CHECK_INT(s->mode, MODE_ENFORCE);
     t = snapshot_lookup(s, "p4d.24xlarge");
     CHECK(t != NULL);
@@ -64,6 +64,14 @@ test_embedded(void)
         CHECK(t->gpudirect_rdma);
     }
     CHECK(snapshot_lookup(s, "ml.p4d.24xlarge") == t);
+    /* Oracle's B200 shape: an NVSwitch board whose VFs need evidence. */
+    t = snapshot_lookup(s, "BM.GPU.B200.8");
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_INT(t->link, LINK_NVSWITCH);
+        CHECK_INT(t->efa, 8);
+        CHECK(t->nics_need_evidence);
+    }
     CHECK(snapshot_lookup(s, "p9.mega") == NULL);
     /* The rule of the table: no device RDMA env without GPUDirect RDMA. */
     for (size_t i = 0; i < s->n_types; i++)
