@@ -10,7 +10,10 @@
 # go, all three go. Then: the CRD absent (nothing written, the gauge
 # says so, Events still come), the reports forbidden by RBAC, audit mode
 # (warn, as `audit --mode audit` says) with a job that runs without its
-# EFA and /dev/shm, the CRD deleted while serve runs, and the helper
+# EFA and /dev/shm, a JobSet of 4 x 1-GPU DRA claims on the DRA-only
+# H100 nodes of test/nodes/dra-h100-slices.yaml (fail, its 4 GPUs on the
+# gauge, as admission judges its pods), the CRD deleted while serve
+# runs, and the helper
 # refusing commands that are not its own (bad names, unknown ops).
 #
 # The waits poll (up to 120 s each, which a busy machine does not reach:
@@ -47,7 +50,9 @@ echo "token-1" >"$TMP/token"
 # makes of them), "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
-# is deleted).
+# is deleted), "dra" (the nodes and DRA objects of
+# test/nodes/dra-h100-slices.yaml, served, and the 4 pods of a JobSet
+# that claim a GPU each in place of the 16).
 scenario() {
 	$PY - "$ROOT" "$TMP" "$1" "${2:-{\}}" "$BIN" >"$TMP/$1.json" <<'PY'
 import base64, copy, json, subprocess, sys, yaml
@@ -94,16 +99,43 @@ if opts.get("bert"):
         p["status"] = {"phase": "Running"}
         pods.append(p)
 sel = "pods?training.kubeflow.org/job-name"
+if opts.get("dra"):
+    # The DRA-only H100 nodes (no nvidia.com/gpu anywhere): a TrainJob's
+    # JobSet of 4 pods, each claiming one GPU through the template
+    # single-gpu (the pod of the view-dra-4x1-claim-deny golden, Running).
+    res = {"Node": "nodes", "DeviceClass": "deviceclasses",
+           "ResourceSlice": "resourceslices",
+           "ResourceClaimTemplate": "resourceclaimtemplates"}
+    objs = {}
+    for it in yaml.safe_load(open(root + "/test/nodes/dra-h100-slices.yaml"))["items"]:
+        objs.setdefault(res[it["kind"]], []).append(it)
+    dra = json.load(open(root + "/test/golden/cases/view-dra-4x1-claim-deny.in.json"))
+    pods = []
+    for i in range(4):
+        p = copy.deepcopy(dra["request"]["object"])
+        md = p["metadata"]
+        md["name"] = "llama3-8b-dra-node-0-%d" % i
+        md.pop("generateName", None)
+        md["uid"] = "00000000-0000-4000-a000-%012d" % i
+        md["labels"]["batch.kubernetes.io/job-completion-index"] = str(i)
+        md["annotations"]["batch.kubernetes.io/job-completion-index"] = str(i)
+        p["status"] = {"phase": "Running"}
+        pods.append(p)
+    nodes, cpu = objs.pop("nodes"), None
+    sel = "pods?jobset.sigs.k8s.io/jobset-name"
 cue = lambda n: {"wait_for": "%s/%s-cue-%d" % (tmp, name, n)}
 sc = {"comment": "test/e2e/liveaudit.sh " + name,
       "state_file": "%s/%s.state.json" % (tmp, name),
       "objects": {"nodes": nodes}, "watch": {}}
+if opts.get("dra"):
+    sc["objects"].update(objs)
+    sc["dra"] = {"versions": ["v1"]}
 if opts.get("policyreport", True):
     sc["policyreport"] = {"versions": ["v1alpha2"]}
 if "forbid" in opts:
     sc["forbid"] = opts["forbid"]
 if opts.get("pods_at_start"):
-    sc["objects"]["pods"] = pods + [cpu]
+    sc["objects"]["pods"] = pods + ([cpu] if cpu else [])
     steps = [cue(1)]
 else:
     steps = [cue(1), {"batch": [{"add": p} for p in pods + [cpu]]}, cue(2),
@@ -332,6 +364,25 @@ until_is "fixed: off the gauges" 0 \
 	metric 'topogate_liveaudit_slow_path_gpus{reason="missing_nics"}'
 expect "fixed: the job stays in the report, a pass; its summary says so" \
 	"1 0" "$(state modes '(lambda s: "%d %d" % (s["pass"], s["warn"]))(reports["team-b/topogate"]["summary"])')"
+stop_server
+kill "$STANDIN" 2>/dev/null
+
+# --- GPUs from DRA claims, on nodes described by DRA alone ---------------------
+scenario dra '{"pods_at_start": true, "dra": true}'
+standin dra
+start_server --kubeconfig "$TMP/kubeconfig" --live-audit ||
+	not_ok "serve (DRA)" "did not become ready"
+until_is "DRA: a running 4 x 1-GPU-claim job is a fail result, as admission says" \
+	"fail fragmented-layout JobSet/llama3-8b-dra 4" \
+	state dra 'next((" ".join((r["result"], r["rule"], r["resources"][0]["kind"] + "/" + r["resources"][0]["name"], r["properties"]["slowPathGPUs"])) for r in reports.get("ml-training/topogate", {}).get("results", [])), "")'
+expect_match "DRA: its fix is in claim terms, the template's count" \
+	"^fragmented layout: NVIDIA-H100-80GB-HBM3 .*split into 1-GPU pods.*set count: 4 \\(or allocationMode: All\\) in ResourceClaimTemplate 'single-gpu' request 'gpu'" \
+	"$(state dra 'reports["ml-training/topogate"]["results"][0]["message"]')"
+until_is "DRA: its 4 claimed GPUs on the fragmented-GPU gauge" 4 \
+	metric 'topogate_liveaudit_fragmented_gpus{namespace="ml-training",reason="nvlink_split"}'
+expect "DRA: the 4 claim pods are watched" 4 "$(metric topogate_liveaudit_pods)"
+until_is "DRA: one Event on the JobSet" "1 FragmentedLayout JobSet" \
+	state dra '" ".join([str(len(events))] + [(e["reason"] + " " + e["involvedObject"]["kind"]) for e in events.values()][:1])'
 stop_server
 kill "$STANDIN" 2>/dev/null
 
