@@ -50,7 +50,8 @@ echo "token-1" >"$TMP/token"
 # makes of them), "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
-# is deleted), "dra" (the nodes and DRA objects of
+# is deleted), "jobs" (N: N one-pod jobs in place of the 16-pod one),
+# "dra" (the nodes and DRA objects of
 # test/nodes/dra-h100-slices.yaml, served, and the 4 pods of a JobSet
 # that claim a GPU each in place of the 16).
 scenario() {
@@ -99,6 +100,21 @@ if opts.get("bert"):
         p["status"] = {"phase": "Running"}
         pods.append(p)
 sel = "pods?training.kubeflow.org/job-name"
+if opts.get("jobs"):
+    # That many PyTorchJobs of ml-training, one running pod each (of the
+    # 16-pod job's, so each is judged fragmented): the Event limit and
+    # the report's cap.
+    many = []
+    for j in range(opts["jobs"]):
+        p = copy.deepcopy(pods[j % 16])
+        md = p["metadata"]
+        md["name"] = "job-%04d-worker-0" % j
+        md["uid"] = "00000000-0000-4000-b000-%012d" % j
+        md["labels"]["training.kubeflow.org/job-name"] = "job-%04d" % j
+        md["ownerReferences"][0]["name"] = "job-%04d" % j
+        md["ownerReferences"][0]["uid"] = "00000000-0000-4000-c000-%012d" % j
+        many.append(p)
+    pods, cpu = many, None
 if opts.get("dra"):
     # The DRA-only H100 nodes (no nvidia.com/gpu anywhere): a TrainJob's
     # JobSet of 4 pods, each claiming one GPU through the template
@@ -364,6 +380,14 @@ until_is "fixed: off the gauges" 0 \
 	metric 'topogate_liveaudit_slow_path_gpus{reason="missing_nics"}'
 expect "fixed: the job stays in the report, a pass; its summary says so" \
 	"1 0" "$(state modes '(lambda s: "%d %d" % (s["pass"], s["warn"]))(reports["team-b/topogate"]["summary"])')"
+until_is "fixed: a Normal Event says so for each reason; the Warnings stay, as history" \
+	"Normal MissingDevShmFixed, Normal MissingRDMANICsFixed, Warning MissingDevShm, Warning MissingRDMANICs" \
+	state modes '", ".join(sorted(e["type"] + " " + e["reason"] for e in events.values() if e["involvedObject"]["name"] == "bert"))'
+expect_match "the Normal Event's message is the job's result now" \
+	'^no longer missing-nics: ' \
+	"$(state modes 'next(e["message"] for e in events.values() if e["reason"] == "MissingRDMANICsFixed")')"
+expect "the job still fragmented keeps its Warning alone" "Warning FragmentedLayout" \
+	"$(state modes '", ".join(sorted(e["type"] + " " + e["reason"] for e in events.values() if e["involvedObject"]["name"] == "llama3-70b-pretrain"))')"
 stop_server
 kill "$STANDIN" 2>/dev/null
 
@@ -383,6 +407,40 @@ until_is "DRA: its 4 claimed GPUs on the fragmented-GPU gauge" 4 \
 expect "DRA: the 4 claim pods are watched" 4 "$(metric topogate_liveaudit_pods)"
 until_is "DRA: one Event on the JobSet" "1 FragmentedLayout JobSet" \
 	state dra '" ".join([str(len(events))] + [(e["reason"] + " " + e["involvedObject"]["kind"]) for e in events.values()][:1])'
+stop_server
+kill "$STANDIN" 2>/dev/null
+
+# --- the Event limit and the report's cap --------------------------------------
+# 1,001 one-pod jobs, each fragmented, in one namespace. Events: 10 at
+# once, then one per 6 s (EVENT_BURST, EVENT_EVERY_MS): whenever counted,
+# at most 10 + 1 + (seconds since serve started) / 6 exist, and the 12th
+# comes no sooner than 12 s after the start (both hold however slow the
+# machine: a slow machine only sees fewer). The report keeps 1,000
+# results (RESULTS_MAX) and its summary counts all 1,001.
+scenario many '{"pods_at_start": true, "jobs": 1001}'
+standin many
+t0=$(date +%s%N)
+start_server --kubeconfig "$TMP/kubeconfig" --live-audit ||
+	not_ok "serve (1,001 jobs)" "did not become ready"
+until_is "1,001 jobs: the report keeps 1,000 results, its summary counts 1,001" \
+	"1000 1001" \
+	state many '(lambda r: "%d %d" % (len(r["results"]), r["summary"]["fail"]))(reports["ml-training/topogate"]) if "ml-training/topogate" in reports else ""'
+until_is "the first 10 Events come at once" True state many 'len(events) >= 10'
+until_is "the Events past 10 are counted as held back" True \
+	$PY -c 'import sys; print(float(sys.argv[1] or 0) >= 1)' \
+	"$(metric topogate_liveaudit_events_limited_total)"
+bad=
+for _ in 1 2 3 4 5 6 7 8; do
+	n=$(state many 'len(events)')
+	elapsed=$((($(date +%s%N) - t0) / 1000000000))
+	[ "$n" -le $((11 + elapsed / 6)) ] || bad="$bad $n@${elapsed}s"
+	sleep 1
+done
+expect "after the burst, at most one Event per 6 s (counted 8 times)" "" "$bad"
+until_is "a 12th Event comes, one interval after another" True state many 'len(events) >= 12'
+elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
+expect "and no sooner than 12 s after serve started" True \
+	"$([ "$elapsed_ms" -ge 12000 ] && echo True || echo "False ($elapsed_ms ms)")"
 stop_server
 kill "$STANDIN" 2>/dev/null
 
