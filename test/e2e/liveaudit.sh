@@ -47,7 +47,7 @@ echo "token-1" >"$TMP/token"
 # of the same job, which is not watched. Options: "bert" (also a
 # PyTorchJob "bert" of 2 x 8 GPUs in team-b, without EFA or /dev/shm),
 # "fix_bert" (on cue-1 its pods are replaced by what topogate's patch
-# makes of them), "pods_at_start" (the
+# makes of them; on cue-2 they go), "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
 # is deleted), "jobs" (N: N one-pod jobs in place of the 16-pod one),
@@ -174,7 +174,9 @@ if opts.get("fix_bert"):
                              input=json.dumps(rev).encode(), capture_output=True)
         patch = json.loads(base64.b64decode(json.loads(out.stdout)["response"]["patch"]))
         fixed.append(jsonpatch.apply_patch(p, patch))
-    steps = [cue(1), {"batch": [{"modify": f} for f in fixed]}, cue(2)]
+    steps = [cue(1), {"batch": [{"modify": f} for f in fixed]}, cue(2),
+             {"batch": [{"delete": "team-b/" + f["metadata"]["name"]}
+                        for f in fixed]}, cue(3)]
 if "crd_off_at" in opts:
     steps = [cue(1), {"policyreport_off": True}, cue(2),
              {"add": dict(copy.deepcopy(pods[0]),
@@ -388,6 +390,10 @@ expect_match "the Normal Event's message is the job's result now" \
 	"$(state modes 'next(e["message"] for e in events.values() if e["reason"] == "MissingRDMANICsFixed")')"
 expect "the job still fragmented keeps its Warning alone" "Warning FragmentedLayout" \
 	"$(state modes '", ".join(sorted(e["type"] + " " + e["reason"] for e in events.values() if e["involvedObject"]["name"] == "llama3-70b-pretrain"))')"
+touch "$TMP/modes-cue-2"
+until_is "the fixed job goes: its Warnings and Normal Events go, the other job's stay" \
+	"0 1" \
+	state modes '"%d %d" % tuple(sum(1 for e in events.values() if e["involvedObject"]["name"] == j) for j in ("bert", "llama3-70b-pretrain"))'
 stop_server
 kill "$STANDIN" 2>/dev/null
 
