@@ -107,11 +107,9 @@ live_send_events(struct liveaudit *la, struct live_wl *w, uint64_t now)
                 return;
             w->evented |= bit;
             live_event_name(w, (enum slow)k, name, sizeof(name));
-            live_queue_cmd(la, event_cmd(w, name, "Warning",
-                                         live_slow_reason[k],
-                                         w->message ? w->message
-                                                    : live_slow_rule[k],
-                                         ts));
+            live_queue_cmd(
+                la, event_cmd(w, name, "Warning", live_slow_reason[k],
+                              w->message ? w->message : live_slow_rule[k], ts));
         } else if (!on && (w->evented & bit) && !(w->fixed & bit) &&
                    w->rule != NULL && w->result != RES_SKIP) {
             if (!event_allowed(la, w, (enum slow)k, now))
@@ -119,11 +117,11 @@ live_send_events(struct liveaudit *la, struct live_wl *w, uint64_t now)
             w->fixed |= bit;
             live_fixed_event_name(w, (enum slow)k, name, sizeof(name));
             snprintf(reason, sizeof(reason), "%sFixed", live_slow_reason[k]);
-            snprintf(message, sizeof(message),
-                     "no longer %s: %.1000s", live_slow_rule[k],
+            snprintf(message, sizeof(message), "no longer %s: %.1000s",
+                     live_slow_rule[k],
                      w->message ? w->message : live_result_name[w->result]);
-            live_queue_cmd(la, event_cmd(w, name, "Normal", reason, message,
-                                         ts));
+            live_queue_cmd(la,
+                           event_cmd(w, name, "Normal", reason, message, ts));
         }
     }
 }

@@ -75,8 +75,8 @@ audit_pod_gpus(const struct view *view, const cJSON *pod)
     struct workload w;
 
     workload_read(pod, &w);
-    claims_read(view, json_string(json_get(pod, "metadata"), "namespace"),
-                pod, &w);
+    claims_read(view, json_string(json_get(pod, "metadata"), "namespace"), pod,
+                &w);
     return w.gpus > 0 ? w.gpus : 0;
 }
 
