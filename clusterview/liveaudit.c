@@ -185,6 +185,13 @@ live_event_name(const struct live_wl *w, enum slow k, char *out, size_t len)
     snprintf(out, len, "%.200s.topogate-%s", w->name, live_slow_rule[k]);
 }
 
+void
+live_fixed_event_name(const struct live_wl *w, enum slow k, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%.200s.topogate-%s-fixed", w->name, live_slow_rule[k]);
+}
+
 static void
 workload_free(struct liveaudit *la, struct live_wl *w)
 {
@@ -198,6 +205,12 @@ workload_free(struct liveaudit *la, struct live_wl *w)
             live_event_name(w, (enum slow)k, name, sizeof(name));
             cJSON_AddStringToObject(c, "name", name);
             live_queue_cmd(la, c);
+            if (w->fixed & (1u << k)) {
+                c = live_cmd_new("unevent", n->e.key);
+                live_fixed_event_name(w, (enum slow)k, name, sizeof(name));
+                cJSON_AddStringToObject(c, "name", name);
+                live_queue_cmd(la, c);
+            }
         }
     if (w->prev)
         w->prev->next = w->next;

@@ -102,6 +102,7 @@ struct live_wl {
     int64_t since;        /* when result or message last changed */
     unsigned evented;     /* slow reasons an Event was sent for */
     unsigned held;        /* reasons whose Event the limit held back */
+    unsigned fixed;       /* reasons a Normal Event says are fixed */
     struct live_wl *prev, *next; /* the namespace's workloads */
 };
 
@@ -150,6 +151,10 @@ void live_queue_cmd(struct liveaudit *la, cJSON *cmd);
 cJSON *live_cmd_new(const char *op, const char *ns);
 void live_event_name(const struct live_wl *w, enum slow k, char *out,
                      size_t len);
+/* The Normal Event that says reason k is fixed: the Warning's name with
+ * "-fixed". */
+void live_fixed_event_name(const struct live_wl *w, enum slow k, char *out,
+                           size_t len);
 bool live_pods_synced(const struct liveaudit *la);
 
 /* liveaudit_judge.c: judges w again (its pods), marking what changed. */

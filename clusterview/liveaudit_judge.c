@@ -67,10 +67,12 @@ patch_fields(const struct decision *d)
     return strbuf_take(&sb);
 }
 
-/* One pod judged: its result, slow paths and message (owned). */
+/* One pod judged: its result, slow paths, message (owned) and GPUs
+ * (*gpus, the pod's nvidia.com/gpu on entry, gets those of its DRA
+ * claims as the view reads them, which may change with the view). */
 static enum result
 judge_pod(const struct snapshot *s, const struct view *v, const char *text,
-          unsigned *slow, char **message)
+          unsigned *slow, char **message, long *gpus)
 {
     cJSON *obj = cJSON_Parse(text);
     struct audit_item it;
@@ -81,6 +83,10 @@ judge_pod(const struct snapshot *s, const struct view *v, const char *text,
     *message = NULL;
     if (obj == NULL)
         return RES_SKIP;
+    if (audit_pod_claims(obj)) {
+        long n = audit_pod_gpus(v, obj);
+        *gpus = n > *gpus ? n : *gpus;
+    }
     if (audit_object(s, v, obj, NULL, &it) == 0 && it.n_pods == 1) {
         const struct decision *d = &it.pods[0].d;
         enum audit_outcome o = outcome_of(d);
@@ -134,11 +140,12 @@ live_judge_workload(struct liveaudit *la, struct live_wl *w)
     for (struct pod *p = w->pods; p; p = p->next) {
         unsigned ps;
         char *msg;
-        enum result r = judge_pod(la->s, la->v, p->text, &ps, &msg);
-        gpus += p->gpus;
+        long pg = p->gpus;
+        enum result r = judge_pod(la->s, la->v, p->text, &ps, &msg, &pg);
+        gpus += pg;
         if (ps) {
             slow |= ps;
-            slow_gpus += p->gpus;
+            slow_gpus += pg;
         }
         if (r > worst || message == NULL) {
             worst = r > worst ? r : worst;

@@ -27,53 +27,102 @@ event_budget(struct liveaudit *la, uint64_t now)
     return true;
 }
 
-/* Events for slow paths found and not told yet, as the budget allows. */
+/* The "event" command of one core v1 Event on w's job. */
+static cJSON *
+event_cmd(const struct live_wl *w, const char *name, const char *type,
+          const char *reason, const char *message, const char *ts)
+{
+    cJSON *c = live_cmd_new("event", w->ns->e.key), *e, *m, *io, *src;
+
+    e = cJSON_AddObjectToObject(c, "body");
+    m = cJSON_AddObjectToObject(e, "metadata");
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "labels"),
+                            LIVE_MANAGED_BY, "topogate");
+    io = cJSON_AddObjectToObject(e, "involvedObject");
+    cJSON_AddStringToObject(io, "apiVersion", w->api_version);
+    cJSON_AddStringToObject(io, "kind", w->kind);
+    cJSON_AddStringToObject(io, "name", w->name);
+    cJSON_AddStringToObject(io, "namespace", w->ns->e.key);
+    if (w->uid)
+        cJSON_AddStringToObject(io, "uid", w->uid);
+    cJSON_AddStringToObject(e, "reason", reason);
+    cJSON_AddStringToObject(e, "message", message);
+    cJSON_AddStringToObject(e, "type", type);
+    src = cJSON_AddObjectToObject(e, "source");
+    cJSON_AddStringToObject(src, "component", "topogate");
+    cJSON_AddStringToObject(e, "firstTimestamp", ts);
+    cJSON_AddStringToObject(e, "lastTimestamp", ts);
+    cJSON_AddNumberToObject(e, "count", 1);
+    return c;
+}
+
+/* Takes one Event from the budget, or counts (once per job and reason)
+ * that the limit held it back: false then, and the next tick tries
+ * again. */
+static bool
+event_allowed(struct liveaudit *la, struct live_wl *w, enum slow k,
+              uint64_t now)
+{
+    if (event_budget(la, now))
+        return true;
+    if (!(w->held & (1u << k))) {
+        w->held |= 1u << k;
+        la->events_limited++;
+        la->metrics_dirty = true;
+    }
+    return false;
+}
+
+/*
+ * Events for slow paths found and not told yet, as the budget allows: a
+ * Warning when a running job is found on one; a Normal "...Fixed" when a
+ * job told of one is judged again and is no longer on it (the Warning
+ * stays, as the record of what ran: Events are history, and the newer
+ * Normal one says it is over). Found on it again, the Normal Event is
+ * deleted, and the Warning says what is so. All are deleted when the
+ * job goes (workload_free()).
+ */
 void
 live_send_events(struct liveaudit *la, struct live_wl *w, uint64_t now)
 {
-    char name[256], ts[32];
+    char name[256], reason[64], message[1100], ts[32];
     time_t t = time(NULL);
     struct tm tm;
 
     gmtime_r(&t, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
     for (int k = 0; k < SLOWS; k++) {
-        cJSON *c, *e, *m, *io, *src;
-        if (!(w->slow & (1u << k)) || (w->evented & (1u << k)))
-            continue;
-        if (!event_budget(la, now)) {
-            if (!(w->held & (1u << k))) { /* counted once, not per tick */
-                w->held |= 1u << k;
-                la->events_limited++;
-                la->metrics_dirty = true;
-            }
-            return; /* the next tick tries again */
+        unsigned bit = 1u << k;
+        bool on = w->slow & bit;
+        if (on && (w->fixed & bit)) {
+            cJSON *c = live_cmd_new("unevent", w->ns->e.key);
+            live_fixed_event_name(w, (enum slow)k, name, sizeof(name));
+            cJSON_AddStringToObject(c, "name", name);
+            live_queue_cmd(la, c);
+            w->fixed &= ~bit;
         }
-        w->evented |= 1u << k;
-        live_event_name(w, (enum slow)k, name, sizeof(name));
-        c = live_cmd_new("event", w->ns->e.key);
-        e = cJSON_AddObjectToObject(c, "body");
-        m = cJSON_AddObjectToObject(e, "metadata");
-        cJSON_AddStringToObject(m, "name", name);
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "labels"),
-                                LIVE_MANAGED_BY, "topogate");
-        io = cJSON_AddObjectToObject(e, "involvedObject");
-        cJSON_AddStringToObject(io, "apiVersion", w->api_version);
-        cJSON_AddStringToObject(io, "kind", w->kind);
-        cJSON_AddStringToObject(io, "name", w->name);
-        cJSON_AddStringToObject(io, "namespace", w->ns->e.key);
-        if (w->uid)
-            cJSON_AddStringToObject(io, "uid", w->uid);
-        cJSON_AddStringToObject(e, "reason", live_slow_reason[k]);
-        cJSON_AddStringToObject(e, "message",
-                                w->message ? w->message : live_slow_rule[k]);
-        cJSON_AddStringToObject(e, "type", "Warning");
-        src = cJSON_AddObjectToObject(e, "source");
-        cJSON_AddStringToObject(src, "component", "topogate");
-        cJSON_AddStringToObject(e, "firstTimestamp", ts);
-        cJSON_AddStringToObject(e, "lastTimestamp", ts);
-        cJSON_AddNumberToObject(e, "count", 1);
-        live_queue_cmd(la, c);
+        if (on && !(w->evented & bit)) {
+            if (!event_allowed(la, w, (enum slow)k, now))
+                return;
+            w->evented |= bit;
+            live_event_name(w, (enum slow)k, name, sizeof(name));
+            live_queue_cmd(
+                la, event_cmd(w, name, "Warning", live_slow_reason[k],
+                              w->message ? w->message : live_slow_rule[k], ts));
+        } else if (!on && (w->evented & bit) && !(w->fixed & bit) &&
+                   w->rule != NULL && w->result != RES_SKIP) {
+            if (!event_allowed(la, w, (enum slow)k, now))
+                return;
+            w->fixed |= bit;
+            live_fixed_event_name(w, (enum slow)k, name, sizeof(name));
+            snprintf(reason, sizeof(reason), "%sFixed", live_slow_reason[k]);
+            snprintf(message, sizeof(message), "no longer %s: %.1000s",
+                     live_slow_rule[k],
+                     w->message ? w->message : live_result_name[w->result]);
+            live_queue_cmd(la,
+                           event_cmd(w, name, "Normal", reason, message, ts));
+        }
     }
 }
 

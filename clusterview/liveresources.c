@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/audit/audit.h"
 #include "policy/k8s/labels.h"
 
 static const char *const core_v1[] = {"v1", NULL};
@@ -164,7 +165,11 @@ live_slim_pod(const cJSON *pod)
     const cJSON *meta = get(pod, "metadata"), *ref;
     cJSON *out, *m, *spec, *vols, *st, *refs;
 
-    if (live_pod_gpus(pod) <= 0 || (out = cJSON_CreateObject()) == NULL)
+    /* A pod whose GPUs come from DRA claims is kept too: how many its
+     * claims hold is read through the view's templates when it is
+     * judged (the helper has no view). */
+    if ((live_pod_gpus(pod) <= 0 && !audit_pod_claims(pod)) ||
+        (out = cJSON_CreateObject()) == NULL)
         return NULL;
     cJSON_AddStringToObject(out, "apiVersion", "v1");
     cJSON_AddStringToObject(out, "kind", "Pod");

@@ -60,7 +60,8 @@ long live_pod_gpus(const cJSON *pod);
  * What decide() reads of a pod, and no more: metadata (name, namespace,
  * uid, labels, annotations, the controller reference), spec without
  * projected volumes' sources, status.phase. NULL when the pod asks for
- * no nvidia.com/gpu (or out of memory): it is not watched.
+ * no nvidia.com/gpu and has no DRA claim but ComputeDomain channels' (or
+ * out of memory): it is not watched.
  */
 cJSON *live_slim_pod(const cJSON *pod);
 

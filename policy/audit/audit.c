@@ -10,6 +10,7 @@
 #include "policy/k8s/pod.h"
 #include "policy/view/view.h"
 #include "policy/kinds/workload.h"
+#include "policy/pod/claims.h"
 
 const char *
 outcome_name(enum audit_outcome o)
@@ -53,6 +54,30 @@ why_ignored(const cJSON *pod)
         return "its framework is switched off (policy frameworks)";
     return "not a training pod: no Kubeflow operator labels and no "
            "topogate.io/managed label";
+}
+
+bool
+audit_pod_claims(const cJSON *pod)
+{
+    const cJSON *claim;
+
+    cJSON_ArrayForEach(claim, json_get(json_get(pod, "spec"), "resourceClaims"))
+    {
+        if (!workload_channel_claim(claim))
+            return true;
+    }
+    return false;
+}
+
+long
+audit_pod_gpus(const struct view *view, const cJSON *pod)
+{
+    struct workload w;
+
+    workload_read(pod, &w);
+    claims_read(view, json_string(json_get(pod, "metadata"), "namespace"), pod,
+                &w);
+    return w.gpus > 0 ? w.gpus : 0;
 }
 
 static struct admission

@@ -60,6 +60,18 @@ const char *audit_unread_field(const struct audit_item *it, const cJSON *obj,
 
 const char *outcome_name(enum audit_outcome o);
 
+/* Whether a pod has a DRA claim that is not a ComputeDomain channel's:
+ * one that may hold GPUs, read through the view when it is judged. */
+bool audit_pod_claims(const cJSON *pod);
+
+/*
+ * The GPUs a pod holds as decide() reads them: nvidia.com/gpu and those
+ * its DRA claims ask for through view (NULL: none read). A claim of
+ * allocationMode All counts 1 here (the node's count is known only
+ * once its nodes are). 0 when it asks for none.
+ */
+long audit_pod_gpus(const struct view *view, const cJSON *pod);
+
 /* The outcome a decision stands for. */
 enum audit_outcome outcome_of(const struct decision *d);
 

@@ -290,6 +290,17 @@ def check_live_audit(objs, values, dep):
     c = dep["spec"]["template"]["spec"]["containers"][0]
     check(("--live-audit" in c["args"]) == on,
           "live audit: --live-audit does not follow liveAudit.enabled")
+    # Its memory: the limit of values.yaml/the values file, plus
+    # expectedPods x 4 KiB rounded up to a MiB when on (docs/operating.md
+    # #memory), written in Mi; off, or expectedPods 0: as written.
+    want = values["resources"]["limits"]["memory"]
+    pods = values.get("liveAudit", {}).get("expectedPods", 0)
+    if on and pods:
+        base = int(want[:-2]) * (1024 if want.endswith("Gi") else 1)
+        want = f"{base + -(-pods * 4 // 1024)}Mi"
+    got = c.get("resources", {}).get("limits", {}).get("memory")
+    check(got == want, f"live audit: memory limit {got}, want {want} "
+          f"(liveAudit.expectedPods {pods})")
     roles = [r for r in by_kind(objs, "ClusterRole")
              if r["metadata"]["name"].endswith(LIVE_SUFFIX)]
     binds = [b for b in by_kind(objs, "ClusterRoleBinding")

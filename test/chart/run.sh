@@ -102,6 +102,7 @@ cases=(
 	"opt-in|opt-in.yaml|$newest_api|"
 	"no-cluster-view|no-cluster-view.yaml|$newest_api|"
 	"live-audit|live-audit.yaml|$newest_api|"
+	"live-audit-sized|live-audit-sized.yaml|$newest_api|"
 	"network-policy|network-policy.yaml|$newest_api|"
 	"policy-override|policy-override.yaml|$newest_api|"
 	"policy-whole|policy-whole.yaml|$newest_api|--set-file policy.yaml=test/chart/whole-policy.yaml"
@@ -262,6 +263,24 @@ EOF
 	fi
 fi
 
+# --- the live audit's memory needs a limit it can add to --------------------------
+
+if render --kube-version "1.$newest_api.0" --set liveAudit.enabled=true \
+	--set resources.limits.memory=512M >"$out/mem.out" 2>&1; then
+	fail "liveAudit.expectedPods added to a limit of 512M"
+elif grep -q 'resources.limits.memory "512M" is not a whole number of Mi or Gi' "$out/mem.out"; then
+	pass "liveAudit.expectedPods refuses a limit not in Mi or Gi, naming it"
+else
+	fail "liveAudit.expectedPods with 512M: $(cat "$out/mem.out")"
+fi
+if render --kube-version "1.$newest_api.0" --set liveAudit.enabled=true \
+	--set liveAudit.expectedPods=0 --set resources.limits.memory=512M \
+	>"$out/mem0.out" 2>&1 && grep -q 'memory: 512M$' "$out/mem0.out"; then
+	pass "liveAudit.expectedPods 0 leaves the limit as written"
+else
+	fail "liveAudit.expectedPods 0 with 512M: $(tail -3 "$out/mem0.out")"
+fi
+
 # --- the schema refuses typos ------------------------------------------------------
 
 typo() { # what-must-be-named flags...
@@ -283,6 +302,7 @@ typo method --set certs.method=cert-manager
 typo failurePolicy --set webhook.failurePolicy=fail
 typo optin --set webhook.namespaces.optin=true
 typo enable --set clusterView.enable=false
+typo expectedPod --set liveAudit.expectedPod=100
 typo tokenExpirationSeconds --set clusterView.tokenExpirationSeconds=60
 typo failurePolicy --set webhook.jobs.failurePolicy=fail
 typo rotateOnUpgrade --set certs.hook.rotateOnUpgrade=false

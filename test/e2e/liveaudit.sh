@@ -10,7 +10,10 @@
 # go, all three go. Then: the CRD absent (nothing written, the gauge
 # says so, Events still come), the reports forbidden by RBAC, audit mode
 # (warn, as `audit --mode audit` says) with a job that runs without its
-# EFA and /dev/shm, the CRD deleted while serve runs, and the helper
+# EFA and /dev/shm, a JobSet of 4 x 1-GPU DRA claims on the DRA-only
+# H100 nodes of test/nodes/dra-h100-slices.yaml (fail, its 4 GPUs on the
+# gauge, as admission judges its pods), the CRD deleted while serve
+# runs, and the helper
 # refusing commands that are not its own (bad names, unknown ops).
 #
 # The waits poll (up to 120 s each, which a busy machine does not reach:
@@ -44,10 +47,13 @@ echo "token-1" >"$TMP/token"
 # of the same job, which is not watched. Options: "bert" (also a
 # PyTorchJob "bert" of 2 x 8 GPUs in team-b, without EFA or /dev/shm),
 # "fix_bert" (on cue-1 its pods are replaced by what topogate's patch
-# makes of them), "pods_at_start" (the
+# makes of them; on cue-2 they go), "pods_at_start" (the
 # pods are there from the start, not added on cue-1), "policyreport"
 # (false: no CRD), "forbid", "crd_off_at" (the cue after which the CRD
-# is deleted).
+# is deleted), "jobs" (N: N one-pod jobs in place of the 16-pod one),
+# "dra" (the nodes and DRA objects of
+# test/nodes/dra-h100-slices.yaml, served, and the 4 pods of a JobSet
+# that claim a GPU each in place of the 16).
 scenario() {
 	$PY - "$ROOT" "$TMP" "$1" "${2:-{\}}" "$BIN" >"$TMP/$1.json" <<'PY'
 import base64, copy, json, subprocess, sys, yaml
@@ -94,16 +100,58 @@ if opts.get("bert"):
         p["status"] = {"phase": "Running"}
         pods.append(p)
 sel = "pods?training.kubeflow.org/job-name"
+if opts.get("jobs"):
+    # That many PyTorchJobs of ml-training, one running pod each (of the
+    # 16-pod job's, so each is judged fragmented): the Event limit and
+    # the report's cap.
+    many = []
+    for j in range(opts["jobs"]):
+        p = copy.deepcopy(pods[j % 16])
+        md = p["metadata"]
+        md["name"] = "job-%04d-worker-0" % j
+        md["uid"] = "00000000-0000-4000-b000-%012d" % j
+        md["labels"]["training.kubeflow.org/job-name"] = "job-%04d" % j
+        md["ownerReferences"][0]["name"] = "job-%04d" % j
+        md["ownerReferences"][0]["uid"] = "00000000-0000-4000-c000-%012d" % j
+        many.append(p)
+    pods, cpu = many, None
+if opts.get("dra"):
+    # The DRA-only H100 nodes (no nvidia.com/gpu anywhere): a TrainJob's
+    # JobSet of 4 pods, each claiming one GPU through the template
+    # single-gpu (the pod of the view-dra-4x1-claim-deny golden, Running).
+    res = {"Node": "nodes", "DeviceClass": "deviceclasses",
+           "ResourceSlice": "resourceslices",
+           "ResourceClaimTemplate": "resourceclaimtemplates"}
+    objs = {}
+    for it in yaml.safe_load(open(root + "/test/nodes/dra-h100-slices.yaml"))["items"]:
+        objs.setdefault(res[it["kind"]], []).append(it)
+    dra = json.load(open(root + "/test/golden/cases/view-dra-4x1-claim-deny.in.json"))
+    pods = []
+    for i in range(4):
+        p = copy.deepcopy(dra["request"]["object"])
+        md = p["metadata"]
+        md["name"] = "llama3-8b-dra-node-0-%d" % i
+        md.pop("generateName", None)
+        md["uid"] = "00000000-0000-4000-a000-%012d" % i
+        md["labels"]["batch.kubernetes.io/job-completion-index"] = str(i)
+        md["annotations"]["batch.kubernetes.io/job-completion-index"] = str(i)
+        p["status"] = {"phase": "Running"}
+        pods.append(p)
+    nodes, cpu = objs.pop("nodes"), None
+    sel = "pods?jobset.sigs.k8s.io/jobset-name"
 cue = lambda n: {"wait_for": "%s/%s-cue-%d" % (tmp, name, n)}
 sc = {"comment": "test/e2e/liveaudit.sh " + name,
       "state_file": "%s/%s.state.json" % (tmp, name),
       "objects": {"nodes": nodes}, "watch": {}}
+if opts.get("dra"):
+    sc["objects"].update(objs)
+    sc["dra"] = {"versions": ["v1"]}
 if opts.get("policyreport", True):
     sc["policyreport"] = {"versions": ["v1alpha2"]}
 if "forbid" in opts:
     sc["forbid"] = opts["forbid"]
 if opts.get("pods_at_start"):
-    sc["objects"]["pods"] = pods + [cpu]
+    sc["objects"]["pods"] = pods + ([cpu] if cpu else [])
     steps = [cue(1)]
 else:
     steps = [cue(1), {"batch": [{"add": p} for p in pods + [cpu]]}, cue(2),
@@ -126,7 +174,9 @@ if opts.get("fix_bert"):
                              input=json.dumps(rev).encode(), capture_output=True)
         patch = json.loads(base64.b64decode(json.loads(out.stdout)["response"]["patch"]))
         fixed.append(jsonpatch.apply_patch(p, patch))
-    steps = [cue(1), {"batch": [{"modify": f} for f in fixed]}, cue(2)]
+    steps = [cue(1), {"batch": [{"modify": f} for f in fixed]}, cue(2),
+             {"batch": [{"delete": "team-b/" + f["metadata"]["name"]}
+                        for f in fixed]}, cue(3)]
 if "crd_off_at" in opts:
     steps = [cue(1), {"policyreport_off": True}, cue(2),
              {"add": dict(copy.deepcopy(pods[0]),
@@ -332,6 +382,71 @@ until_is "fixed: off the gauges" 0 \
 	metric 'topogate_liveaudit_slow_path_gpus{reason="missing_nics"}'
 expect "fixed: the job stays in the report, a pass; its summary says so" \
 	"1 0" "$(state modes '(lambda s: "%d %d" % (s["pass"], s["warn"]))(reports["team-b/topogate"]["summary"])')"
+until_is "fixed: a Normal Event says so for each reason; the Warnings stay, as history" \
+	"Normal MissingDevShmFixed, Normal MissingRDMANICsFixed, Warning MissingDevShm, Warning MissingRDMANICs" \
+	state modes '", ".join(sorted(e["type"] + " " + e["reason"] for e in events.values() if e["involvedObject"]["name"] == "bert"))'
+expect_match "the Normal Event's message is the job's result now" \
+	'^no longer missing-nics: ' \
+	"$(state modes 'next(e["message"] for e in events.values() if e["reason"] == "MissingRDMANICsFixed")')"
+expect "the job still fragmented keeps its Warning alone" "Warning FragmentedLayout" \
+	"$(state modes '", ".join(sorted(e["type"] + " " + e["reason"] for e in events.values() if e["involvedObject"]["name"] == "llama3-70b-pretrain"))')"
+touch "$TMP/modes-cue-2"
+until_is "the fixed job goes: its Warnings and Normal Events go, the other job's stay" \
+	"0 1" \
+	state modes '"%d %d" % tuple(sum(1 for e in events.values() if e["involvedObject"]["name"] == j) for j in ("bert", "llama3-70b-pretrain"))'
+stop_server
+kill "$STANDIN" 2>/dev/null
+
+# --- GPUs from DRA claims, on nodes described by DRA alone ---------------------
+scenario dra '{"pods_at_start": true, "dra": true}'
+standin dra
+start_server --kubeconfig "$TMP/kubeconfig" --live-audit ||
+	not_ok "serve (DRA)" "did not become ready"
+until_is "DRA: a running 4 x 1-GPU-claim job is a fail result, as admission says" \
+	"fail fragmented-layout JobSet/llama3-8b-dra 4" \
+	state dra 'next((" ".join((r["result"], r["rule"], r["resources"][0]["kind"] + "/" + r["resources"][0]["name"], r["properties"]["slowPathGPUs"])) for r in reports.get("ml-training/topogate", {}).get("results", [])), "")'
+expect_match "DRA: its fix is in claim terms, the template's count" \
+	"^fragmented layout: NVIDIA-H100-80GB-HBM3 .*split into 1-GPU pods.*set count: 4 \\(or allocationMode: All\\) in ResourceClaimTemplate 'single-gpu' request 'gpu'" \
+	"$(state dra 'reports["ml-training/topogate"]["results"][0]["message"]')"
+until_is "DRA: its 4 claimed GPUs on the fragmented-GPU gauge" 4 \
+	metric 'topogate_liveaudit_fragmented_gpus{namespace="ml-training",reason="nvlink_split"}'
+expect "DRA: the 4 claim pods are watched" 4 "$(metric topogate_liveaudit_pods)"
+until_is "DRA: one Event on the JobSet" "1 FragmentedLayout JobSet" \
+	state dra '" ".join([str(len(events))] + [(e["reason"] + " " + e["involvedObject"]["kind"]) for e in events.values()][:1])'
+stop_server
+kill "$STANDIN" 2>/dev/null
+
+# --- the Event limit and the report's cap --------------------------------------
+# 1,001 one-pod jobs, each fragmented, in one namespace. Events: 10 at
+# once, then one per 6 s (EVENT_BURST, EVENT_EVERY_MS): whenever counted,
+# at most 10 + 1 + (seconds since serve started) / 6 exist, and the 12th
+# comes no sooner than 12 s after the start (both hold however slow the
+# machine: a slow machine only sees fewer). The report keeps 1,000
+# results (RESULTS_MAX) and its summary counts all 1,001.
+scenario many '{"pods_at_start": true, "jobs": 1001}'
+standin many
+t0=$(date +%s%N)
+start_server --kubeconfig "$TMP/kubeconfig" --live-audit ||
+	not_ok "serve (1,001 jobs)" "did not become ready"
+until_is "1,001 jobs: the report keeps 1,000 results, its summary counts 1,001" \
+	"1000 1001" \
+	state many '(lambda r: "%d %d" % (len(r["results"]), r["summary"]["fail"]))(reports["ml-training/topogate"]) if "ml-training/topogate" in reports else ""'
+until_is "the first 10 Events come at once" True state many 'len(events) >= 10'
+until_is "the Events past 10 are counted as held back" True \
+	$PY -c 'import sys; print(float(sys.argv[1] or 0) >= 1)' \
+	"$(metric topogate_liveaudit_events_limited_total)"
+bad=
+for _ in 1 2 3 4 5 6 7 8; do
+	n=$(state many 'len(events)')
+	elapsed=$((($(date +%s%N) - t0) / 1000000000))
+	[ "$n" -le $((11 + elapsed / 6)) ] || bad="$bad $n@${elapsed}s"
+	sleep 1
+done
+expect "after the burst, at most one Event per 6 s (counted 8 times)" "" "$bad"
+until_is "a 12th Event comes, one interval after another" True state many 'len(events) >= 12'
+elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
+expect "and no sooner than 12 s after serve started" True \
+	"$([ "$elapsed_ms" -ge 12000 ] && echo True || echo "False ($elapsed_ms ms)")"
 stop_server
 kill "$STANDIN" 2>/dev/null
 

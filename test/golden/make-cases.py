@@ -2789,6 +2789,39 @@ def _(n):
     return job_review(n, claim_pytorchjob("single-gpu"))
 
 
+# A TrainJob whose runtime's node pods claim their GPU (DRA): the job
+# names no GPU; the runtime in the view (test/golden/runtimes/dra-h100,
+# with the DRA-only nodes) says each of its 4 pods claims one through
+# single-gpu. Judged as its pods are, the fix in claim terms.
+DRA_RUNTIME_VIEW = "--nodes test/golden/runtimes/dra-h100"
+
+
+def dra_runtime_trainjob(nodes=4):
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob", "metadata": job_meta("llama3-8b-dra"),
+            "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org",
+                                    "kind": "ClusterTrainingRuntime",
+                                    "name": "torch-distributed-dra"},
+                     "trainer": {"numNodes": nodes, "numProcPerNode": 1}}}
+
+
+@case("job-view-dra-trainjob-runtime-claim-4x1-deny", args=DRA_RUNTIME_VIEW)
+def _(n):
+    return job_review(n, dra_runtime_trainjob())
+
+
+@case("job-view-dra-trainjob-runtime-claim-4x1-audit",
+      args=DRA_RUNTIME_VIEW + " --mode audit")
+def _(n):
+    return job_review(n, dra_runtime_trainjob())
+
+
+@case("view-dra-trainjob-runtime-claim-pod-4x1-deny", args=DRA_RUNTIME_VIEW)
+def _(n):
+    # One of that job's pods, as JobSet makes it from the runtime.
+    return tj_4x1(n, **dra_claim("single-gpu"))
+
+
 @case("job-view-dra-pytorchjob-4x1-claim-repack-deny", args=DRA_NODES,
       policy=REPACK)
 def _(n):

@@ -105,6 +105,22 @@ main(void)
     CHECK_INT(live_pod_gpus(pod), 0);
     CHECK(live_slim_pod(pod) == NULL);
     cJSON_Delete(pod);
+    /* GPUs from a DRA claim: kept, to be counted through the view; a
+     * ComputeDomain channel claim alone holds no GPU. */
+    pod = parse("{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"r\"}},"
+                "\"spec\":{\"containers\":[{\"resources\":{\"claims\":"
+                "[{\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":"
+                "\"gpu\",\"resourceClaimTemplateName\":\"single-gpu\"}]}}");
+    CHECK_INT(live_pod_gpus(pod), 0);
+    slim = live_slim_pod(pod);
+    CHECK(slim != NULL);
+    cJSON_Delete(slim);
+    cJSON_Delete(pod);
+    pod = parse("{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"r\"}},"
+                "\"spec\":{\"resourceClaims\":[{\"name\":\"imex\","
+                "\"resourceClaimTemplateName\":\"cd-channel\"}]}}");
+    CHECK(live_slim_pod(pod) == NULL);
+    cJSON_Delete(pod);
     pod = parse("{\"metadata\":{\"labels\":{\"batch.kubernetes.io/job-name\":"
                 "\"j\",\"training.kubeflow.org/job-name\":\"\"}}}");
     CHECK(!live_owner(pod, &o));

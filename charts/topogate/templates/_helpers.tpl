@@ -461,3 +461,30 @@ spec:
             path: cabundle-patch.json
     {{- end }}
 {{- end -}}
+
+{{/*
+The webhook container's resources: .Values.resources, and with the live
+audit on, its memory limit raised by liveAudit.expectedPods x 4 KiB,
+rounded up to a MiB (the live audit keeps about 3.4 KB a running GPU pod:
+docs/operating.md#memory). The limit must then be a whole number of Mi or
+Gi, so that the sum stays a quantity a reader recognises.
+*/}}
+{{- define "topogate.resources" -}}
+{{- $res := dict -}}
+{{- range $k, $v := .Values.resources }}{{ $_ := set $res $k $v }}{{ end -}}
+{{- $pods := int (.Values.liveAudit.expectedPods | default 0) -}}
+{{- if and .Values.liveAudit.enabled (gt $pods 0) -}}
+{{- $limits := dict -}}
+{{- range $k, $v := ($res.limits | default dict) }}{{ $_ := set $limits $k $v }}{{ end -}}
+{{- $mem := toString ($limits.memory | default "") -}}
+{{- if not (regexMatch "^[0-9]+(Mi|Gi)$" $mem) -}}
+{{- fail (printf "liveAudit.expectedPods: resources.limits.memory %q is not a whole number of Mi or Gi, so the live audit's %d x 4 KiB cannot be added to it: write it so, or set liveAudit.expectedPods: 0 and size it yourself" $mem $pods) -}}
+{{- end -}}
+{{- $mi := int (trimSuffix "Mi" (trimSuffix "Gi" $mem)) -}}
+{{- if hasSuffix "Gi" $mem }}{{ $mi = mul $mi 1024 }}{{ end -}}
+{{- $add := div (add (mul $pods 4) 1023) 1024 -}}
+{{- $_ := set $limits "memory" (printf "%dMi" (add $mi $add)) -}}
+{{- $_ := set $res "limits" $limits -}}
+{{- end -}}
+{{- toYaml $res -}}
+{{- end -}}
