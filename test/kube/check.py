@@ -304,6 +304,18 @@ def check_requests(name, sc, reqlog):
             ok(what + " (%d)" % n)
         else:
             not_ok(what, "%d of them" % n)
+    # A list cut at PAGES pages and started over (an endless list): each
+    # round but the last, which the stop may cut anywhere, is one first
+    # page and PAGES - 1 continues. Held however many rounds a busy
+    # machine lets run before the stop.
+    for res, first, cont, pages in sc.get("rounds", []):
+        starts = sum(1 for p in by_res[res] if re.search(first, p))
+        conts = sum(1 for p in by_res[res] if re.search(cont, p))
+        what = "%s: %s lists cut at %d pages" % (name, res, pages)
+        if (pages - 1) * (starts - 1) <= conts <= (pages - 1) * starts:
+            ok(what + " (%d rounds, %d continues)" % (starts, conts))
+        else:
+            not_ok(what, "%d rounds, %d continues" % (starts, conts))
     for res, pats in sc.get("requests", {}).items():
         paths = by_res[res]
         i = 0
