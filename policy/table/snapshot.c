@@ -586,9 +586,9 @@ read_table(const struct ynode *root, const struct ynode *base,
         return 0;
     }
     if (merge_rows(under, file, embedded, &merged, src, err) == 0)
-        rc = strcmp(key, "instanceTypes") == 0
-                 ? read_types(&merged, s, err)
-                 : products_read(&merged, s, err);
+        rc = strcmp(key, "instanceTypes") == 0 ? read_types(&merged, s, err)
+             : strcmp(key, "gpuProducts") == 0 ? products_read(&merged, s, err)
+                                               : nodelabels_read(&merged, s, err);
     free(merged.items);
     return rc;
 }
@@ -642,7 +642,7 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "overrideUserValues",   "inject",              "namespaces",
         "jobs",   "instanceTypes",                     "gpuProducts",
         "envProfile",           "envProfiles",         "frameworks",
-        "gkeNetworks",          NULL};
+        "gkeNetworks",          "nodeLabels",          NULL};
     const struct ynode *v;
     bool empty = false;
 
@@ -700,6 +700,9 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     if (read_table(root, base, "gpuProducts", embedded, s,
                    &s->product_sources, err) < 0)
         return -1;
+    if (read_table(root, base, "nodeLabels", embedded, s, &s->scheme_sources,
+                   err) < 0)
+        return -1;
     return 0;
 }
 
@@ -735,6 +738,7 @@ snapshot_free(struct snapshot *s)
     free(s->types);
     env_profiles_free(s);
     products_free(s);
+    nodelabels_free(s);
     for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);
         free(s->namespaces[i].instance_type);
@@ -750,6 +754,7 @@ snapshot_free(struct snapshot *s)
     free(s->runtime_types);
     free(s->type_sources);
     free(s->product_sources);
+    free(s->scheme_sources);
     free(s->origin);
     free(s);
 }
