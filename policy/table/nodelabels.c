@@ -6,12 +6,17 @@
  */
 #include "policy/table/nodelabels.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/k8s/labelname.h"
 #include "policy/table/snapshot.h"
 #include "policy/table/yamlread.h"
+
+const char *const nodelabels_attrs[NODELABELS_ATTRS] = {
+    "family",     "size",      "category",        "generation",
+    "gpu-count",  "gpu-name",  "gpu-manufacturer"};
 
 /* A list of label keys into *out and *n_out (owned by the entry). */
 static int
@@ -45,12 +50,53 @@ read_keys(const struct ynode *n, const char *what, const char *scheme,
     return 0;
 }
 
+/* instanceLabelPrefix: each of its labels a key the API accepts. */
+static int
+read_prefix(const struct ynode *v, struct label_scheme *l,
+            const struct snapshot *s, struct load_error *err)
+{
+    size_t prefixes = 0;
+    char key[320];
+
+    if (yamlread_string(v, "instanceLabelPrefix", &l->attr_prefix, err) < 0)
+        return -1;
+    for (size_t i = 0; i < NODELABELS_ATTRS; i++) {
+        snprintf(key, sizeof(key), "%s%s", l->attr_prefix,
+                 nodelabels_attrs[i]);
+        if (!label_key_valid(key)) {
+            ynode_error(err, v,
+                        "'%s': instanceLabelPrefix '%s' makes '%s', not a "
+                        "label key",
+                        l->name, l->attr_prefix, key);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < s->n_schemes; i++) {
+        const char *other = s->schemes[i].attr_prefix;
+        if (&s->schemes[i] == l || other == NULL)
+            continue;
+        prefixes++;
+        if (strcmp(other, l->attr_prefix) == 0) {
+            ynode_error(err, v, "instanceLabelPrefix '%s' listed twice",
+                        l->attr_prefix);
+            return -1;
+        }
+    }
+    if (prefixes >= NODELABELS_PREFIXES) {
+        ynode_error(err, v, "more than %d instanceLabelPrefix entries",
+                    NODELABELS_PREFIXES);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 read_scheme(const struct ynode *n, struct label_scheme *l,
             const struct snapshot *s, struct load_error *err)
 {
-    static const char *const keys[] = {"name", "source", "instanceType",
-                                       "gpuProduct", NULL};
+    static const char *const keys[] = {"name",       "source",
+                                       "instanceType", "gpuProduct",
+                                       "instanceLabelPrefix", NULL};
     const char *what = "a nodeLabels entry";
     const struct ynode *v;
 
@@ -75,7 +121,10 @@ read_scheme(const struct ynode *n, struct label_scheme *l,
         read_keys(v, "gpuProduct", l->name, &l->gpu_product,
                   &l->n_gpu_product, err) < 0)
         return -1;
-    if (l->n_instance_type + l->n_gpu_product == 0) {
+    if ((v = ynode_get(n, "instanceLabelPrefix")) &&
+        read_prefix(v, l, s, err) < 0)
+        return -1;
+    if (l->n_instance_type + l->n_gpu_product == 0 && !l->attr_prefix) {
         ynode_error(err, n,
                     "'%s': nodeLabels entry names no instanceType or "
                     "gpuProduct key",
@@ -113,6 +162,50 @@ flatten(const struct snapshot *s, bool products, const char ***out,
     return 0;
 }
 
+static int
+attr_key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct attr_key *)a)->key,
+                  ((const struct attr_key *)b)->key);
+}
+
+/* Every prefix's labels, sorted by key, into s->attr_keys (owned). */
+static int
+attr_keys(struct snapshot *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n_schemes; i++)
+        n += s->schemes[i].attr_prefix ? NODELABELS_ATTRS : 0;
+    if ((s->attr_keys = calloc(n + 1, sizeof(*s->attr_keys))) == NULL)
+        return -1;
+    for (size_t i = 0; i < s->n_schemes; i++) {
+        const char *prefix = s->schemes[i].attr_prefix;
+        if (prefix == NULL)
+            continue;
+        s->attr_prefixes[s->n_attr_prefixes++] = prefix;
+        for (int a = 0; a < NODELABELS_ATTRS; a++) {
+            struct attr_key *k = &s->attr_keys[s->n_attr_keys];
+            if (asprintf(&k->key, "%s%s", prefix, nodelabels_attrs[a]) < 0)
+                return -1;
+            k->attr = a;
+            s->n_attr_keys++;
+        }
+    }
+    qsort(s->attr_keys, s->n_attr_keys, sizeof(*s->attr_keys), attr_key_cmp);
+    return 0;
+}
+
+bool
+nodelabels_prefixed(const struct snapshot *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_attr_prefixes; i++)
+        if (strncmp(key, s->attr_prefixes[i], strlen(s->attr_prefixes[i])) ==
+            0)
+            return true;
+    return false;
+}
+
 int
 nodelabels_read(const struct ynode *n, struct snapshot *s,
                 struct load_error *err)
@@ -130,7 +223,8 @@ nodelabels_read(const struct ynode *n, struct snapshot *s,
         if (read_scheme(n->items[i], &s->schemes[s->n_schemes++], s, err) < 0)
             return -1;
     if (flatten(s, false, &s->type_keys, &s->n_type_keys) < 0 ||
-        flatten(s, true, &s->product_keys, &s->n_product_keys) < 0) {
+        flatten(s, true, &s->product_keys, &s->n_product_keys) < 0 ||
+        attr_keys(s) < 0) {
         ynode_error(err, n, "out of memory");
         return -1;
     }
@@ -153,13 +247,19 @@ nodelabels_free(struct snapshot *s)
 
         free(l->name);
         free(l->source);
+        free(l->attr_prefix);
         free_keys(l->instance_type, l->n_instance_type);
         free_keys(l->gpu_product, l->n_gpu_product);
     }
+    for (size_t i = 0; i < s->n_attr_keys; i++)
+        free(s->attr_keys[i].key);
+    free(s->attr_keys);
     free(s->schemes);
     free(s->type_keys);
     free(s->product_keys);
     s->schemes = NULL;
     s->type_keys = s->product_keys = NULL;
+    s->attr_keys = NULL;
     s->n_schemes = s->n_type_keys = s->n_product_keys = 0;
+    s->n_attr_keys = s->n_attr_prefixes = 0;
 }

@@ -127,6 +127,12 @@ struct snapshot {
     size_t n_type_keys;
     const char **product_keys;
     size_t n_product_keys;
+    /* The instanceLabelPrefix labels, sorted by key (owned), and the
+     * prefixes (borrowed from schemes). */
+    struct attr_key *attr_keys;
+    size_t n_attr_keys;
+    const char *attr_prefixes[NODELABELS_PREFIXES];
+    size_t n_attr_prefixes;
     /* Parallel to types, products and schemes: where each row came from. */
     struct row_source *type_sources;
     struct row_source *product_sources;

@@ -249,6 +249,11 @@ put_scheme(struct strbuf *sb, const struct label_scheme *l)
     strbuf_puts(sb, "\n");
     put_keys(sb, "instanceType", l->instance_type, l->n_instance_type);
     put_keys(sb, "gpuProduct", l->gpu_product, l->n_gpu_product);
+    if (l->attr_prefix) {
+        strbuf_puts(sb, "    instanceLabelPrefix: ");
+        put_string(sb, l->attr_prefix);
+        strbuf_puts(sb, "\n");
+    }
 }
 
 /* A gkeNetworks list under key at indent; nothing when it is empty and

@@ -181,6 +181,64 @@ out:
     snapshot_unref(empty);
 }
 
+/* The candidates of a pod whose nodeSelector is key=value: "pinned:
+ * a b" or "free". */
+static void
+expect_pin(const struct snapshot *s, const char *key, const char *value,
+           const char *want)
+{
+    cJSON *spec = cJSON_CreateObject();
+    struct placement p;
+    struct match m;
+    char got[512];
+    size_t at;
+
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), key,
+                            value);
+    CHECK(match_parse(spec, &m) == 0);
+    placement_read(s, &m, 0, &p);
+    at = (size_t)snprintf(got, sizeof(got), "%s", p.pinned ? "pinned:" : "free");
+    for (size_t i = 0; i < p.n_types && at < sizeof(got); i++)
+        at += (size_t)snprintf(got + at, sizeof(got) - at, " %s",
+                               p.types[i]->name);
+    CHECK_STR(got, want);
+    match_free(&m);
+    cJSON_Delete(spec);
+}
+
+/* instanceLabelPrefix: a provider that labels nodes as Karpenter does,
+ * under a prefix of its own, pins rows by those labels. */
+static void
+test_prefix(void)
+{
+    struct load_error err;
+    struct snapshot *e = snapshot_parse_embedded(NULL, &err);
+    struct snapshot *s = load("nodeLabels:\n"
+                              "  - name: example-karpenter\n"
+                              "    source: \"example.com docs\"\n"
+                              "    instanceLabelPrefix: example.com/instance-\n",
+                              &err);
+
+    CHECK(e != NULL && s != NULL);
+    if (!e || !s)
+        goto out;
+    CHECK_INT(e->n_attr_prefixes, 2);
+    CHECK_INT(e->n_attr_keys, 14);
+    CHECK_INT(s->n_attr_keys, 21);
+    for (size_t i = 1; i < s->n_attr_keys; i++)
+        CHECK(strcmp(s->attr_keys[i - 1].key, s->attr_keys[i].key) < 0);
+    expect_pin(e, "karpenter.k8s.aws/instance-family", "p5e",
+               "pinned: p5e.48xlarge");
+    expect_pin(e, "example.com/instance-family", "p5e", "free");
+    expect_pin(s, "example.com/instance-family", "p5e",
+               "pinned: p5e.48xlarge");
+    expect_pin(s, "example.com/instance-gpu-name", "a100",
+               "pinned: p4d.24xlarge p4de.24xlarge");
+out:
+    snapshot_unref(e);
+    snapshot_unref(s);
+}
+
 static void
 test_errors(void)
 {
@@ -206,6 +264,16 @@ test_errors(void)
     expect_error("nodeLabels:\n  - name: x\n    source: y\n"
                  "    instanceType: example.com/a\n",
                  4, 19, "instanceType must be a list");
+    expect_error("nodeLabels:\n  - name: x\n    source: y\n"
+                 "    instanceLabelPrefix: \"bad/prefix/\"\n",
+                 4, 26,
+                 "'x': instanceLabelPrefix 'bad/prefix/' makes "
+                 "'bad/prefix/family', not a label key");
+    expect_error("nodeLabels:\n  - name: x\n    source: y\n"
+                 "    instanceLabelPrefix: karpenter.k8s.aws/instance-\n",
+                 4, 26,
+                 "instanceLabelPrefix 'karpenter.k8s.aws/instance-' listed "
+                 "twice");
 }
 
 /* Printed whole with `base: empty`, the schemes read back the same. */
@@ -240,6 +308,7 @@ main(void)
     test_embedded();
     test_new_provider();
     test_replace_and_empty();
+    test_prefix();
     test_errors();
     test_print();
     CHECK_DONE();
