@@ -5,6 +5,8 @@
  * its node labels name the instance type and which the GPU product. The
  * cluster view reads a kind of node through them (placement_kind()).
  *
+ * Merged by name onto the embedded entries like the tables; a `base:
+ * empty` file without the key takes the embedded entries (snapshot.c).
  * The entries and the key lists built from them are owned by the
  * snapshot that read them; what the accessors return is borrowed.
  */

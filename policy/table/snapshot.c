@@ -643,7 +643,7 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "jobs",   "instanceTypes",                     "gpuProducts",
         "envProfile",           "envProfiles",         "frameworks",
         "gkeNetworks",          "nodeLabels",          NULL};
-    const struct ynode *v;
+    const struct ynode *v, *defaults = NULL;
     bool empty = false;
 
     if (yamlread_kind(root, YNODE_MAP, "the policy", err) < 0 ||
@@ -651,6 +651,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         return -1;
     if ((v = ynode_get(root, "base")) && read_base(v, &empty, err) < 0)
         return -1;
+    if (base && base->kind == YNODE_MAP && !embedded)
+        defaults = base;
     if (empty || embedded || (base && base->kind != YNODE_MAP))
         base = NULL;
     s->merged = base != NULL;
@@ -700,8 +702,10 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     if (read_table(root, base, "gpuProducts", embedded, s,
                    &s->product_sources, err) < 0)
         return -1;
-    if (read_table(root, base, "nodeLabels", embedded, s, &s->scheme_sources,
-                   err) < 0)
+    /* How nodes are read, not rows to start empty: a `base: empty` file
+     * that does not say reads them as the embedded policy does. */
+    if (read_table(root, base || ynode_get(root, "nodeLabels") ? base : defaults,
+                   "nodeLabels", embedded, s, &s->scheme_sources, err) < 0)
         return -1;
     return 0;
 }
@@ -796,7 +800,9 @@ parse(const char *bytes, size_t len, const char *origin,
                     "a policy is one YAML document, found %zu", tree->n_docs);
         goto fail;
     }
-    if (!embedded && !says_empty(tree->docs[0])) {
+    /* base: empty still takes nodeLabels from it, unless it gives them. */
+    if (!embedded && (!says_empty(tree->docs[0]) ||
+                      !ynode_get(tree->docs[0], "nodeLabels"))) {
         base = ytree_parse(policy_embedded,
                            (size_t)(policy_embedded_end - policy_embedded),
                            err);

@@ -165,7 +165,7 @@ struct snapshot_opts {
  * and a new name is added. The embedded rows the file leaves come first,
  * then the file's rows in its order. `base: empty` at the top starts from
  * the built-in defaults and empty tables instead (instanceTypes is then
- * required); snapshot_print() writes it, so what it prints reads back
+ * required; nodeLabels, when it has none, are the embedded ones); snapshot_print() writes it, so what it prints reads back
  * the same.
  */
 struct snapshot *snapshot_parse(const char *bytes, size_t len,

@@ -150,8 +150,9 @@ out:
     snapshot_unref(s);
 }
 
-/* A file's entry replaces the embedded one of its name whole; `base:
- * empty` starts with none, so even the instance-type label says nothing. */
+/* A file's entry replaces the embedded one of its name whole. `base:
+ * empty` reads nodes as the embedded policy does unless it gives
+ * nodeLabels itself: then only its own (none, for []). */
 static void
 test_replace_and_empty(void)
 {
@@ -161,24 +162,34 @@ test_replace_and_empty(void)
                               "    source: \"[GKE-PART]\"\n"
                               "    gpuProduct: [example.com/gpu-product]\n",
                               &err);
-    struct snapshot *empty =
-        load("base: empty\ninstanceTypes: []\n", &err);
+    struct snapshot *empty = load("base: empty\ninstanceTypes: []\n", &err);
+    struct snapshot *none =
+        load("base: empty\ninstanceTypes: []\nnodeLabels: []\n", &err);
     struct view *gke = one_node("cloud.google.com/gke-accelerator",
                                 "nvidia-h100-80gb");
     char acc[32], what[PLACEMENT_WHAT];
 
-    CHECK(s != NULL && empty != NULL && gke != NULL);
-    if (!s || !empty || !gke)
+    CHECK(s != NULL && empty != NULL && none != NULL && gke != NULL);
+    if (!s || !empty || !none || !gke)
         goto out;
     CHECK_INT(s->n_schemes, 7);
+    /* Replaced: it comes after the embedded ones the file leaves. */
+    CHECK_STR(s->schemes[6].name, "gke");
+    CHECK_STR(s->schemes[6].gpu_product[0], "example.com/gpu-product");
     CHECK_STR(kind_by(s, gke, acc, what), "(unknown)");
-    CHECK_INT(empty->n_schemes, 0);
-    CHECK_INT(empty->n_type_keys, 0);
-    CHECK_INT(empty->n_product_keys, 0);
+    CHECK_INT(empty->n_schemes, 7);
+    CHECK(empty->scheme_sources[0].embedded);
+    CHECK_INT(empty->n_type_keys, 3);
+    CHECK_INT(empty->n_attr_keys, 14);
+    CHECK_INT(none->n_schemes, 0);
+    CHECK_INT(none->n_type_keys, 0);
+    CHECK_INT(none->n_product_keys, 0);
+    CHECK_INT(none->n_attr_keys, 0);
 out:
     view_unref(gke);
     snapshot_unref(s);
     snapshot_unref(empty);
+    snapshot_unref(none);
 }
 
 /* The candidates of a pod whose nodeSelector is key=value: "pinned:
