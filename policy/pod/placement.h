@@ -58,8 +58,9 @@ struct placement {
     const char *unresolved; /* a candidate kind of node we cannot read */
     bool unresolved_type;   /* ... named by its instance type (else by
                                what the node says of itself, in what) */
-    char what[PLACEMENT_WHAT]; /* "nodes of 8 x 'X' GPUs": see
-                                  placement_describe() */
+    /* "nodes of 8 x 'X' GPUs" where unresolved needs it: see
+     * placement_describe(). */
+    char what[PLACEMENT_WHAT];
     bool no_node;           /* the view has no node this pod fits (yet) */
     struct zone_set zones;  /* of the candidate nodes */
     bool too_many;          /* more than PLACEMENT_MAX: treat as unknown */

@@ -179,8 +179,8 @@ placement_describe(const struct snapshot *s, const struct node_kind *k,
     for (size_t i = 0; i < s->n_product_keys && product == NULL; i++)
         product = label_get(&k->set, s->product_keys[i]);
     if (product == NULL && k->dra_product)
-        snprintf(buf, len, "nodes of %ld x '%s' GPUs (ResourceSlices)",
-                 k->gpus, k->dra_product);
+        snprintf(buf, len, "nodes of %ld x '%s' GPUs (ResourceSlices)", k->gpus,
+                 k->dra_product);
     else if (product)
         snprintf(buf, len, "nodes of %ld x '%s' GPUs", k->gpus, product);
     else

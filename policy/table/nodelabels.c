@@ -15,8 +15,8 @@
 #include "policy/table/yamlread.h"
 
 const char *const nodelabels_attrs[NODELABELS_ATTRS] = {
-    "family",     "size",      "category",        "generation",
-    "gpu-count",  "gpu-name",  "gpu-manufacturer"};
+    "family",    "size",     "category",        "generation",
+    "gpu-count", "gpu-name", "gpu-manufacturer"};
 
 /* A list of label keys into *out and *n_out (owned by the entry). */
 static int
@@ -36,8 +36,7 @@ read_keys(const struct ynode *n, const char *what, const char *scheme,
         if (yamlread_string(v, "a label key", key, err) < 0)
             return -1;
         if (!label_key_valid(*key)) {
-            ynode_error(err, v, "'%s': '%s' is not a label key", scheme,
-                        *key);
+            ynode_error(err, v, "'%s': '%s' is not a label key", scheme, *key);
             return -1;
         }
         for (size_t j = 0; j + 1 < *n_out; j++)
@@ -61,8 +60,7 @@ read_prefix(const struct ynode *v, struct label_scheme *l,
     if (yamlread_string(v, "instanceLabelPrefix", &l->attr_prefix, err) < 0)
         return -1;
     for (size_t i = 0; i < NODELABELS_ATTRS; i++) {
-        snprintf(key, sizeof(key), "%s%s", l->attr_prefix,
-                 nodelabels_attrs[i]);
+        snprintf(key, sizeof(key), "%s%s", l->attr_prefix, nodelabels_attrs[i]);
         if (!label_key_valid(key)) {
             ynode_error(err, v,
                         "'%s': instanceLabelPrefix '%s' makes '%s', not a "
@@ -94,9 +92,9 @@ static int
 read_scheme(const struct ynode *n, struct label_scheme *l,
             const struct snapshot *s, struct load_error *err)
 {
-    static const char *const keys[] = {"name",       "source",
-                                       "instanceType", "gpuProduct",
-                                       "instanceLabelPrefix", NULL};
+    static const char *const keys[] = {
+        "name", "source", "instanceType", "gpuProduct", "instanceLabelPrefix",
+        NULL};
     const char *what = "a nodeLabels entry";
     const struct ynode *v;
 
@@ -118,8 +116,8 @@ read_scheme(const struct ynode *n, struct label_scheme *l,
                   &l->n_instance_type, err) < 0)
         return -1;
     if ((v = ynode_get(n, "gpuProduct")) &&
-        read_keys(v, "gpuProduct", l->name, &l->gpu_product,
-                  &l->n_gpu_product, err) < 0)
+        read_keys(v, "gpuProduct", l->name, &l->gpu_product, &l->n_gpu_product,
+                  err) < 0)
         return -1;
     if ((v = ynode_get(n, "instanceLabelPrefix")) &&
         read_prefix(v, l, s, err) < 0)
@@ -200,8 +198,7 @@ bool
 nodelabels_prefixed(const struct snapshot *s, const char *key)
 {
     for (size_t i = 0; i < s->n_attr_prefixes; i++)
-        if (strncmp(key, s->attr_prefixes[i], strlen(s->attr_prefixes[i])) ==
-            0)
+        if (strncmp(key, s->attr_prefixes[i], strlen(s->attr_prefixes[i])) == 0)
             return true;
     return false;
 }

@@ -40,13 +40,13 @@ struct attr_key {
 
 /* One provider's scheme (one entry of nodeLabels). */
 struct label_scheme {
-    char *name;            /* "gpu-feature-discovery", "gke" */
-    char *source;          /* where the labels are written down */
-    char **instance_type;  /* keys whose value is an instance type */
+    char *name;           /* "gpu-feature-discovery", "gke" */
+    char *source;         /* where the labels are written down */
+    char **instance_type; /* keys whose value is an instance type */
     size_t n_instance_type;
-    char **gpu_product;    /* keys whose value names a gpuProducts row */
+    char **gpu_product; /* keys whose value names a gpuProducts row */
     size_t n_gpu_product;
-    char *attr_prefix;     /* instanceLabelPrefix, or NULL */
+    char *attr_prefix; /* instanceLabelPrefix, or NULL */
 };
 
 /*

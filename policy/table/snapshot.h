@@ -161,12 +161,13 @@ struct snapshot_opts {
  * The file is an overlay on the embedded policy: its settings override
  * the embedded ones (inject key by key), namespaces and jobs.runtimes
  * replace theirs when given, and instanceTypes, gpuProducts and
- * nodeLabels merge by name: a row of the file replaces the embedded row of that name whole,
- * and a new name is added. The embedded rows the file leaves come first,
- * then the file's rows in its order. `base: empty` at the top starts from
- * the built-in defaults and empty tables instead (instanceTypes is then
- * required; nodeLabels, when it has none, are the embedded ones); snapshot_print() writes it, so what it prints reads back
- * the same.
+ * nodeLabels merge by name: a row of the file replaces the embedded row
+ * of that name whole, and a new name is added. The embedded rows the
+ * file leaves come first, then the file's rows in its order. `base:
+ * empty` at the top starts from the built-in defaults and empty tables
+ * instead (instanceTypes is then required; nodeLabels, when it has none,
+ * are the embedded ones); snapshot_print() writes it, so what it prints
+ * reads back the same.
  */
 struct snapshot *snapshot_parse(const char *bytes, size_t len,
                                 const char *origin,

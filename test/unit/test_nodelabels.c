@@ -106,11 +106,11 @@ test_embedded(void)
     snapshot_unref(s);
 }
 
-#define EXAMPLE                                                              \
-    "nodeLabels:\n"                                                          \
-    "  - name: example-cloud\n"                                              \
-    "    source: \"example.com docs, node labels\"\n"                        \
-    "    instanceType: [example.com/machine]\n"                              \
+#define EXAMPLE                                                                \
+    "nodeLabels:\n"                                                            \
+    "  - name: example-cloud\n"                                                \
+    "    source: \"example.com docs, node labels\"\n"                          \
+    "    instanceType: [example.com/machine]\n"                                \
     "    gpuProduct: [example.com/gpu-product]\n"
 
 /* A new provider's labels: known with the entry, unknown without. */
@@ -120,8 +120,8 @@ test_new_provider(void)
     struct load_error err;
     struct snapshot *e = snapshot_parse_embedded(NULL, &err);
     struct snapshot *s = load(EXAMPLE, &err);
-    struct view *product = one_node("example.com/gpu-product",
-                                    "NVIDIA-H100-80GB-HBM3");
+    struct view *product =
+        one_node("example.com/gpu-product", "NVIDIA-H100-80GB-HBM3");
     struct view *machine = one_node("example.com/machine", "p5.48xlarge");
     char acc[32], what[PLACEMENT_WHAT];
 
@@ -165,8 +165,8 @@ test_replace_and_empty(void)
     struct snapshot *empty = load("base: empty\ninstanceTypes: []\n", &err);
     struct snapshot *none =
         load("base: empty\ninstanceTypes: []\nnodeLabels: []\n", &err);
-    struct view *gke = one_node("cloud.google.com/gke-accelerator",
-                                "nvidia-h100-80gb");
+    struct view *gke =
+        one_node("cloud.google.com/gke-accelerator", "nvidia-h100-80gb");
     char acc[32], what[PLACEMENT_WHAT];
 
     CHECK(s != NULL && empty != NULL && none != NULL && gke != NULL);
@@ -208,7 +208,8 @@ expect_pin(const struct snapshot *s, const char *key, const char *value,
                             value);
     CHECK(match_parse(spec, &m) == 0);
     placement_read(s, &m, 0, &p);
-    at = (size_t)snprintf(got, sizeof(got), "%s", p.pinned ? "pinned:" : "free");
+    at =
+        (size_t)snprintf(got, sizeof(got), "%s", p.pinned ? "pinned:" : "free");
     for (size_t i = 0; i < p.n_types && at < sizeof(got); i++)
         at += (size_t)snprintf(got + at, sizeof(got) - at, " %s",
                                p.types[i]->name);
@@ -224,11 +225,12 @@ test_prefix(void)
 {
     struct load_error err;
     struct snapshot *e = snapshot_parse_embedded(NULL, &err);
-    struct snapshot *s = load("nodeLabels:\n"
-                              "  - name: example-karpenter\n"
-                              "    source: \"example.com docs\"\n"
-                              "    instanceLabelPrefix: example.com/instance-\n",
-                              &err);
+    struct snapshot *s =
+        load("nodeLabels:\n"
+             "  - name: example-karpenter\n"
+             "    source: \"example.com docs\"\n"
+             "    instanceLabelPrefix: example.com/instance-\n",
+             &err);
 
     CHECK(e != NULL && s != NULL);
     if (!e || !s)
@@ -241,8 +243,7 @@ test_prefix(void)
     expect_pin(e, "karpenter.k8s.aws/instance-family", "p5e",
                "pinned: p5e.48xlarge");
     expect_pin(e, "example.com/instance-family", "p5e", "free");
-    expect_pin(s, "example.com/instance-family", "p5e",
-               "pinned: p5e.48xlarge");
+    expect_pin(s, "example.com/instance-family", "p5e", "pinned: p5e.48xlarge");
     expect_pin(s, "example.com/instance-gpu-name", "a100",
                "pinned: p4d.24xlarge p4de.24xlarge");
 out:
