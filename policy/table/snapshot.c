@@ -585,10 +585,14 @@ read_table(const struct ynode *root, const struct ynode *base,
         }
         return 0;
     }
-    if (merge_rows(under, file, embedded, &merged, src, err) == 0)
-        rc = strcmp(key, "instanceTypes") == 0 ? read_types(&merged, s, err)
-             : strcmp(key, "gpuProducts") == 0 ? products_read(&merged, s, err)
-                                               : nodelabels_read(&merged, s, err);
+    if (merge_rows(under, file, embedded, &merged, src, err) < 0)
+        rc = -1;
+    else if (strcmp(key, "instanceTypes") == 0)
+        rc = read_types(&merged, s, err);
+    else if (strcmp(key, "gpuProducts") == 0)
+        rc = products_read(&merged, s, err);
+    else
+        rc = nodelabels_read(&merged, s, err);
     free(merged.items);
     return rc;
 }
@@ -704,8 +708,10 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         return -1;
     /* How nodes are read, not rows to start empty: a `base: empty` file
      * that does not say reads them as the embedded policy does. */
-    if (read_table(root, base || ynode_get(root, "nodeLabels") ? base : defaults,
-                   "nodeLabels", embedded, s, &s->scheme_sources, err) < 0)
+    if (!base && !ynode_get(root, "nodeLabels"))
+        base = defaults;
+    if (read_table(root, base, "nodeLabels", embedded, s, &s->scheme_sources,
+                   err) < 0)
         return -1;
     return 0;
 }
