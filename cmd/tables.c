@@ -81,6 +81,45 @@ print_products(const struct snapshot *s)
     }
 }
 
+/* One list of a scheme's keys, under its title; nothing when empty. */
+static void
+print_keys(const char *title, char *const *keys, size_t n)
+{
+    if (n == 0)
+        return;
+    printf("    %-15s", title);
+    for (size_t i = 0; i < n; i++)
+        printf(" %s", keys[i]);
+    printf("\n");
+}
+
+/* The providers' label schemes (nodeLabels), in the order they are read. */
+static void
+print_node_labels(const struct snapshot *s)
+{
+    if (s->n_schemes == 0)
+        return;
+    printf("\nnode labels by provider (nodeLabels): a kind of node is the "
+           "row of its first\ninstance-type key that names one, else the "
+           "product of its first GPU-product key\n");
+    for (size_t i = 0; i < s->n_schemes; i++) {
+        const struct label_scheme *l = &s->schemes[i];
+        char from[128];
+
+        source_text(s, s->scheme_sources, i, from, sizeof(from));
+        printf("  %s (%s)\n", l->name, from);
+        print_keys("instance type:", l->instance_type, l->n_instance_type);
+        print_keys("GPU product:", l->gpu_product, l->n_gpu_product);
+        if (l->attr_prefix) {
+            printf("    %-15s %s{", "per attribute:", l->attr_prefix);
+            for (size_t j = 0; j < NODELABELS_ATTRS; j++)
+                printf("%s%s", j ? "," : "", nodelabels_attrs[j]);
+            printf("}\n");
+        }
+        printf("    %-15s %s\n", "source:", l->source);
+    }
+}
+
 /* One variable: what, why, for which images, and where that is written. */
 static void
 print_var(const struct env_var *e, const char *indent, const char *head)
@@ -211,6 +250,8 @@ print_text(const struct snapshot *s)
         n_file += !s->type_sources[i].embedded;
     for (size_t i = 0; s->product_sources && i < s->n_products; i++)
         n_file += !s->product_sources[i].embedded;
+    for (size_t i = 0; s->scheme_sources && i < s->n_schemes; i++)
+        n_file += !s->scheme_sources[i].embedded;
     if (s->merged)
         printf("merged onto the embedded tables by name: %zu row(s) from "
                "the file (FROM: file:line), the rest embedded\n",
@@ -239,6 +280,7 @@ print_text(const struct snapshot *s)
     print_gke(s);
     print_env(s);
     print_products(s);
+    print_node_labels(s);
 }
 
 int

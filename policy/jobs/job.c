@@ -143,8 +143,11 @@ judge_job(const struct snapshot *s, const struct admission *req,
             return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
-        if (p.unresolved && !p.unresolved_type && !v->unresolved)
-            v->unresolved = p.unresolved; /* view-owned: outlives p */
+        if (p.unresolved && !p.unresolved_type && !v->unresolved) {
+            /* p's own text: kept, p is gone by the message. */
+            snprintf(v->what, sizeof(v->what), "%s", p.unresolved);
+            v->unresolved = v->what;
+        }
         if (!placement_known(&p))
             continue;
         if (p.zones.n > 1 && v->zones.n < 2) {

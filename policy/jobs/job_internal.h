@@ -20,7 +20,8 @@ struct verdict_of_job {
     bool any_gpu;
     bool pinned;              /* some GPU pod lands on a known type */
     const char *unknown;      /* a pinned type not in the table */
-    const char *unresolved;   /* nodes no row describes (view.h what) */
+    const char *unresolved;   /* nodes no row describes: what, below */
+    char what[PLACEMENT_WHAT]; /* their placement_describe() */
     bool skip;                /* a pod template asks to opt out */
     enum evidence evidence;   /* what the worst pod's candidates rest on */
     struct placement_row row; /* worst.type, when made from the view */

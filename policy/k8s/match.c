@@ -534,13 +534,26 @@ match_untolerated(const struct match *m, const struct taint *taints, size_t n,
     return NULL;
 }
 
+/* The key test of match_pins() and friends, with or without a context. */
+struct key_test {
+    bool (*plain)(const char *key);
+    bool (*with)(const char *key, const void *ctx);
+    const void *ctx;
+};
+
+static bool
+key_is(const struct key_test *t, const char *key)
+{
+    return t->with ? t->with(key, t->ctx) : t->plain(key);
+}
+
 /* exists: an Exists expression counts too (the key, not its value). */
 static bool
-exprs_pin(const struct match_expr *xs, size_t n, bool (*is_key)(const char *),
+exprs_pin(const struct match_expr *xs, size_t n, const struct key_test *t,
           bool exists)
 {
     for (size_t i = 0; i < n; i++)
-        if (xs[i].key && is_key(xs[i].key) &&
+        if (xs[i].key && key_is(t, xs[i].key) &&
             (xs[i].op == MATCH_IN || xs[i].op == MATCH_GT ||
              xs[i].op == MATCH_LT || (exists && xs[i].op == MATCH_EXISTS)))
             return true;
@@ -548,15 +561,14 @@ exprs_pin(const struct match_expr *xs, size_t n, bool (*is_key)(const char *),
 }
 
 static bool
-on_every_path(const struct match *m, bool (*is_key)(const char *),
-              bool exists)
+on_every_path(const struct match *m, const struct key_test *t, bool exists)
 {
-    if (exprs_pin(m->selector, m->n_selector, is_key, exists))
+    if (exprs_pin(m->selector, m->n_selector, t, exists))
         return true;
     if (!m->has_affinity || m->n_terms == 0)
         return false;
     for (size_t i = 0; i < m->n_terms; i++)
-        if (!exprs_pin(m->terms[i].exprs, m->terms[i].n, is_key, exists))
+        if (!exprs_pin(m->terms[i].exprs, m->terms[i].n, t, exists))
             return false;
     return true;
 }
@@ -564,11 +576,20 @@ on_every_path(const struct match *m, bool (*is_key)(const char *),
 bool
 match_pins(const struct match *m, bool (*is_key)(const char *key))
 {
-    return on_every_path(m, is_key, false);
+    return on_every_path(m, &(struct key_test){.plain = is_key}, false);
+}
+
+bool
+match_pins_ctx(const struct match *m,
+               bool (*is_key)(const char *key, const void *ctx),
+               const void *ctx)
+{
+    return on_every_path(m, &(struct key_test){.with = is_key, .ctx = ctx},
+                         false);
 }
 
 bool
 match_requires(const struct match *m, bool (*is_key)(const char *key))
 {
-    return on_every_path(m, is_key, true);
+    return on_every_path(m, &(struct key_test){.plain = is_key}, true);
 }

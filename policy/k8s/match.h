@@ -156,6 +156,11 @@ const struct taint *match_untolerated(const struct match *m,
  */
 bool match_pins(const struct match *m, bool (*is_key)(const char *key));
 
+/* As match_pins(), with a context for is_key (a policy's keys). */
+bool match_pins_ctx(const struct match *m,
+                    bool (*is_key)(const char *key, const void *ctx),
+                    const void *ctx);
+
 /* As match_pins(), where Exists counts too: every node the pod can land
  * on carries such a key. */
 bool match_requires(const struct match *m, bool (*is_key)(const char *key));

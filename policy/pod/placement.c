@@ -22,24 +22,10 @@
 
 #define LABEL_INSTANCE_TYPE_BETA "beta.kubernetes.io/instance-type"
 
-/* Karpenter's label prefix, and EKS Auto Mode's for the same labels. */
-#define KARPENTER_PREFIX "karpenter.k8s.aws/instance-"
-#define AUTO_MODE_PREFIX "eks.amazonaws.com/instance-"
-static const char *const aws_prefixes[] = {KARPENTER_PREFIX, AUTO_MODE_PREFIX};
-#define N_AWS_PREFIXES (sizeof(aws_prefixes) / sizeof(aws_prefixes[0]))
-
-/* family, size, category, generation, gpu-count, -name, -manufacturer */
-#define AWS_FACTS 7
-#define ROW_LABELS (2 + AWS_FACTS * N_AWS_PREFIXES)
-
-/* The facts' keys under each prefix, written out: a row is labelled per
- * review, and formatting them was a tenth of decide()'s instructions. */
-#define AWS_KEYS(prefix)                                                       \
-    {prefix "family",    prefix "size",     prefix "category",                \
-     prefix "generation", prefix "gpu-count", prefix "gpu-name",              \
-     prefix "gpu-manufacturer"}
-static const char *const aws_keys[N_AWS_PREFIXES][AWS_FACTS] = {
-    AWS_KEYS(KARPENTER_PREFIX), AWS_KEYS(AUTO_MODE_PREFIX)};
+/* The policy's Karpenter-style prefixes (nodeLabels instanceLabelPrefix:
+ * Karpenter's, EKS Auto Mode's) each give a row NODELABELS_ATTRS labels. */
+#define AWS_FACTS NODELABELS_ATTRS
+#define ROW_LABELS (2 + AWS_FACTS * NODELABELS_PREFIXES)
 
 struct row_labels {
     struct label items[ROW_LABELS];
@@ -55,12 +41,9 @@ is_type_key(const char *key)
 }
 
 static bool
-is_aws_key(const char *key)
+is_aws_key(const char *key, const void *s)
 {
-    for (size_t i = 0; i < N_AWS_PREFIXES; i++)
-        if (strncmp(key, aws_prefixes[i], strlen(aws_prefixes[i])) == 0)
-            return true;
-    return false;
+    return nodelabels_prefixed(s, key);
 }
 
 /* AWS names read family.size, lowercase: "p4d.24xlarge", "p6-b200.48xlarge". */
@@ -94,7 +77,8 @@ put_fact(char v[48], const char *s, size_t n)
 }
 
 /* Karpenter's values for an AWS row (karpenter-provider-aws labels.go),
- * copied rather than formatted: a row is labelled per review. */
+ * in nodelabels_attrs' order, copied rather than formatted: a row is
+ * labelled per review. */
 static void
 aws_facts(const struct instance_type *t, char v[AWS_FACTS][48])
 {
@@ -129,25 +113,21 @@ sorted_by_key(const struct label *items, size_t n)
 
 /* The labels a node of type t carries; written is the type as pinned. */
 static void
-row_labels(const struct instance_type *t, const char *written,
-           struct row_labels *r)
+row_labels(const struct snapshot *s, const struct instance_type *t,
+           const char *written, struct row_labels *r)
 {
     size_t n = 0;
 
-    /* Written in the keys' order (beta.kubernetes.io, eks.amazonaws.com,
-     * karpenter.k8s.aws, node.kubernetes.io; each prefix's facts by
-     * name), so a sort is only a check that nothing moved. */
-    static const size_t prefix_order[N_AWS_PREFIXES] = {1, 0};
-    static const size_t fact_order[AWS_FACTS] = {2, 0, 3, 4, 6, 5, 1};
-
+    /* The prefixes' labels come sorted (nodelabels.h); with the two type
+     * keys around them the whole is sorted for the policy's own
+     * prefixes, so the sort is only a check that nothing moved. */
     r->items[n++] = (struct label){LABEL_INSTANCE_TYPE_BETA, written};
-    if (is_aws_type(t->name) && strcmp(t->resource, RESOURCE_GPU) == 0) {
+    if (s->n_attr_keys && is_aws_type(t->name) &&
+        strcmp(t->resource, RESOURCE_GPU) == 0) {
         aws_facts(t, r->values);
-        for (size_t p = 0; p < N_AWS_PREFIXES; p++)
-            for (size_t f = 0; f < AWS_FACTS; f++, n++)
-                r->items[n] = (struct label){
-                    aws_keys[prefix_order[p]][fact_order[f]],
-                    r->values[fact_order[f]]};
+        for (size_t i = 0; i < s->n_attr_keys; i++)
+            r->items[n++] = (struct label){s->attr_keys[i].key,
+                                           r->values[s->attr_keys[i].attr]};
     }
     r->items[n++] = (struct label){LABEL_INSTANCE_TYPE, written};
     if (!sorted_by_key(r->items, n))
@@ -157,12 +137,12 @@ row_labels(const struct instance_type *t, const char *written,
 
 /* A row is a candidate when its labels admit the pod. */
 static bool
-row_admits(const struct match *m, const struct instance_type *t,
-           const char *written)
+row_admits(const struct snapshot *s, const struct match *m,
+           const struct instance_type *t, const char *written)
 {
     struct row_labels r;
 
-    row_labels(t, written, &r);
+    row_labels(s, t, written, &r);
     return match_labels(m, &r.set, match_any_key);
 }
 
@@ -194,7 +174,7 @@ pinned_value(const struct snapshot *s, const struct match *m, const char *v,
         p->n_unknown++;
         return true;
     }
-    return !row_admits(m, t, v) || add_type(p, t);
+    return !row_admits(s, m, t, v) || add_type(p, t);
 }
 
 static bool
@@ -228,7 +208,7 @@ karpenter_rows(const struct snapshot *s, const struct match *m,
     for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
         if (is_aws_type(t->name) && strcmp(t->resource, RESOURCE_GPU) == 0 &&
-            row_admits(m, t, t->name) && !add_type(p, t))
+            row_admits(s, m, t, t->name) && !add_type(p, t))
             return;
     }
 }
@@ -273,7 +253,7 @@ placement_read(const struct snapshot *s, const struct match *m, long gpus,
             for (size_t i = 0; i < m->n_terms; i++)
                 if (!pinned_values(s, m, m->terms[i].exprs, m->terms[i].n, p))
                     break;
-    } else if (match_pins(m, is_aws_key)) {
+    } else if (match_pins_ctx(m, is_aws_key, s)) {
         p->pinned = true;
         p->evidence = EVIDENCE_PIN;
         p->via = "Karpenter labels";
@@ -304,7 +284,7 @@ placement_clique(const struct snapshot *s, const struct match *m,
     p->via = "ComputeDomain claim on " LABEL_GPU_CLIQUE " nodes";
     for (size_t i = 0; i < s->n_types; i++) {
         const struct instance_type *t = &s->types[i];
-        if (type_multinode_nvlink(t) && row_admits(m, t, t->name) &&
+        if (type_multinode_nvlink(t) && row_admits(s, m, t, t->name) &&
             !add_type(p, t))
             return;
     }

@@ -19,6 +19,9 @@
 
 #define PLACEMENT_MAX 64
 #define PLACEMENT_ZONES 8
+/* Room for placement_describe(): a label value is at most 63 bytes, a
+ * ResourceSlice's string attribute at most 64. */
+#define PLACEMENT_WHAT 192
 
 /* What the candidates rest on. Only a guess (NONE) can never refuse. */
 enum evidence {
@@ -54,7 +57,10 @@ struct placement {
     size_t n_rows;          /* of rows[], below */
     const char *unresolved; /* a candidate kind of node we cannot read */
     bool unresolved_type;   /* ... named by its instance type (else by
-                               what the view says of it: view.h what) */
+                               what the node says of itself, in what) */
+    /* "nodes of 8 x 'X' GPUs" where unresolved needs it: see
+     * placement_describe(). */
+    char what[PLACEMENT_WHAT];
     bool no_node;           /* the view has no node this pod fits (yet) */
     struct zone_set zones;  /* of the candidate nodes */
     bool too_many;          /* more than PLACEMENT_MAX: treat as unknown */
@@ -159,6 +165,15 @@ long placement_dra_nics(const struct view *v, const struct match *m,
 struct node_kind;
 const char *placement_kind(const struct snapshot *s, const struct node_kind *k,
                            struct placement_row *r);
+
+/*
+ * What a kind of node is, for a message where no row of the table says
+ * it: its GPU count and product (by the policy's nodeLabels gpuProduct
+ * keys, else its ResourceSlices'), which is all the node itself tells.
+ * Into buf, cut to len.
+ */
+void placement_describe(const struct snapshot *s, const struct node_kind *k,
+                        char *buf, size_t len);
 
 /*
  * For a pod with several candidate kinds from the cluster: "it can land

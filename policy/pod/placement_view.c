@@ -145,22 +145,20 @@ const char *
 placement_kind(const struct snapshot *s, const struct node_kind *k,
                struct placement_row *r)
 {
-    /* GFD's gpu.machine is the DMI product name: the EC2 type on AWS. */
-    static const char *const type_keys[] = {LABEL_INSTANCE_TYPE,
-                                            "beta.kubernetes.io/instance-type",
-                                            "nvidia.com/gpu.machine"};
     const struct instance_type *t;
 
-    for (size_t i = 0; i < sizeof(type_keys) / sizeof(type_keys[0]); i++) {
-        const char *type = label_get(&k->set, type_keys[i]);
+    /* The policy's nodeLabels, in its order: the labels that name an
+     * instance type, then those that name a GPU product (nodelabels.h). */
+    for (size_t i = 0; i < s->n_type_keys; i++) {
+        const char *type = label_get(&k->set, s->type_keys[i]);
         if (type && (t = snapshot_lookup(s, type)) != NULL)
-            return row_from_type(t, k, r) ? type_keys[i] : NULL;
+            return row_from_type(t, k, r) ? s->type_keys[i] : NULL;
     }
-    for (size_t i = 0; view_product_keys[i]; i++) {
-        const char *v = label_get(&k->set, view_product_keys[i]);
+    for (size_t i = 0; i < s->n_product_keys; i++) {
+        const char *v = label_get(&k->set, s->product_keys[i]);
         const struct gpu_product *g = v ? snapshot_product(s, v) : NULL;
         if (g)
-            return row_from_product(g, v, k, r) ? view_product_keys[i] : NULL;
+            return row_from_product(g, v, k, r) ? s->product_keys[i] : NULL;
     }
     /* GPUs known from the DRA driver's ResourceSlices alone (viewdra.h):
      * their productName, in GFD's form, through the same table. */
@@ -170,6 +168,23 @@ placement_kind(const struct snapshot *s, const struct node_kind *k,
                    ? "ResourceSlice productName"
                    : NULL;
     return NULL;
+}
+
+void
+placement_describe(const struct snapshot *s, const struct node_kind *k,
+                   char *buf, size_t len)
+{
+    const char *product = NULL;
+
+    for (size_t i = 0; i < s->n_product_keys && product == NULL; i++)
+        product = label_get(&k->set, s->product_keys[i]);
+    if (product == NULL && k->dra_product)
+        snprintf(buf, len, "nodes of %ld x '%s' GPUs (ResourceSlices)", k->gpus,
+                 k->dra_product);
+    else if (product)
+        snprintf(buf, len, "nodes of %ld x '%s' GPUs", k->gpus, product);
+    else
+        snprintf(buf, len, "nodes of %ld GPUs of no named product", k->gpus);
 }
 
 static bool
@@ -216,12 +231,14 @@ add_kind(const struct snapshot *s, const struct node_kind *k, size_t nodes,
     r = &p->rows[p->n_rows];
     if ((by = placement_kind(s, k, r)) == NULL) {
         /* An instance type is named as one; a node without a type label
-         * by what it says of itself (view.c kind_describe). */
+         * by what it says of itself (placement_describe()). */
         if (p->unresolved == NULL) {
             p->unresolved = label_get(&k->set, LABEL_INSTANCE_TYPE);
             p->unresolved_type = p->unresolved != NULL;
-            if (p->unresolved == NULL)
-                p->unresolved = k->what;
+            if (p->unresolved == NULL) {
+                placement_describe(s, k, p->what, sizeof(p->what));
+                p->unresolved = p->what;
+            }
         }
         return true;
     }
@@ -504,6 +521,8 @@ from_view(const struct snapshot *s, const struct view *v,
     /* Rows point into c: move them, then point at the copies. Table rows
      * (a flavor's type) point into the snapshot and stay as they are. */
     memcpy(p, &c, offsetof(struct placement, rows));
+    if (c.unresolved == c.what)
+        p->unresolved = p->what; /* the copy's own description */
     memcpy(p->rows, c.rows, c.n_rows * sizeof(c.rows[0]));
     for (size_t i = 0; i < p->n_rows; i++) {
         if (p->rows[i].row.shm == c.rows[i].shm)

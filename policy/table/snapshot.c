@@ -585,10 +585,14 @@ read_table(const struct ynode *root, const struct ynode *base,
         }
         return 0;
     }
-    if (merge_rows(under, file, embedded, &merged, src, err) == 0)
-        rc = strcmp(key, "instanceTypes") == 0
-                 ? read_types(&merged, s, err)
-                 : products_read(&merged, s, err);
+    if (merge_rows(under, file, embedded, &merged, src, err) < 0)
+        rc = -1;
+    else if (strcmp(key, "instanceTypes") == 0)
+        rc = read_types(&merged, s, err);
+    else if (strcmp(key, "gpuProducts") == 0)
+        rc = products_read(&merged, s, err);
+    else
+        rc = nodelabels_read(&merged, s, err);
     free(merged.items);
     return rc;
 }
@@ -642,8 +646,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         "overrideUserValues",   "inject",              "namespaces",
         "jobs",   "instanceTypes",                     "gpuProducts",
         "envProfile",           "envProfiles",         "frameworks",
-        "gkeNetworks",          NULL};
-    const struct ynode *v;
+        "gkeNetworks",          "nodeLabels",          NULL};
+    const struct ynode *v, *defaults = NULL;
     bool empty = false;
 
     if (yamlread_kind(root, YNODE_MAP, "the policy", err) < 0 ||
@@ -651,6 +655,8 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
         return -1;
     if ((v = ynode_get(root, "base")) && read_base(v, &empty, err) < 0)
         return -1;
+    if (base && base->kind == YNODE_MAP && !embedded)
+        defaults = base;
     if (empty || embedded || (base && base->kind != YNODE_MAP))
         base = NULL;
     s->merged = base != NULL;
@@ -700,6 +706,13 @@ read_policy(const struct ynode *root, const struct ynode *base, bool embedded,
     if (read_table(root, base, "gpuProducts", embedded, s,
                    &s->product_sources, err) < 0)
         return -1;
+    /* How nodes are read, not rows to start empty: a `base: empty` file
+     * that does not say reads them as the embedded policy does. */
+    if (!base && !ynode_get(root, "nodeLabels"))
+        base = defaults;
+    if (read_table(root, base, "nodeLabels", embedded, s, &s->scheme_sources,
+                   err) < 0)
+        return -1;
     return 0;
 }
 
@@ -735,6 +748,7 @@ snapshot_free(struct snapshot *s)
     free(s->types);
     env_profiles_free(s);
     products_free(s);
+    nodelabels_free(s);
     for (size_t i = 0; i < s->n_namespaces; i++) {
         free(s->namespaces[i].name);
         free(s->namespaces[i].instance_type);
@@ -750,6 +764,7 @@ snapshot_free(struct snapshot *s)
     free(s->runtime_types);
     free(s->type_sources);
     free(s->product_sources);
+    free(s->scheme_sources);
     free(s->origin);
     free(s);
 }
@@ -791,7 +806,9 @@ parse(const char *bytes, size_t len, const char *origin,
                     "a policy is one YAML document, found %zu", tree->n_docs);
         goto fail;
     }
-    if (!embedded && !says_empty(tree->docs[0])) {
+    /* base: empty still takes nodeLabels from it, unless it gives them. */
+    if (!embedded && (!says_empty(tree->docs[0]) ||
+                      !ynode_get(tree->docs[0], "nodeLabels"))) {
         base = ytree_parse(policy_embedded,
                            (size_t)(policy_embedded_end - policy_embedded),
                            err);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "policy/table/gkenet.h"
+#include "policy/table/nodelabels.h"
 #include "policy/table/products.h"
 #include "policy/table/table.h"
 #include "base/yamltree.h"
@@ -118,9 +119,24 @@ struct snapshot {
     size_t n_gke_networks;
     struct gpu_product *products; /* gpuProducts: see products.h */
     size_t n_products;
-    /* Parallel to types and products: where each row came from. */
+    struct label_scheme *schemes; /* nodeLabels: see nodelabels.h */
+    size_t n_schemes;
+    /* The schemes' keys, each once, in entry order; NULL-terminated,
+     * borrowed from schemes. */
+    const char **type_keys;
+    size_t n_type_keys;
+    const char **product_keys;
+    size_t n_product_keys;
+    /* The instanceLabelPrefix labels, sorted by key (owned), and the
+     * prefixes (borrowed from schemes). */
+    struct attr_key *attr_keys;
+    size_t n_attr_keys;
+    const char *attr_prefixes[NODELABELS_PREFIXES];
+    size_t n_attr_prefixes;
+    /* Parallel to types, products and schemes: where each row came from. */
     struct row_source *type_sources;
     struct row_source *product_sources;
+    struct row_source *scheme_sources;
     bool merged; /* a file read over the embedded tables */
     enum framework_level frameworks[FRAMEWORK_N]; /* [FRAMEWORK_NONE]
                                                      unused */
@@ -144,13 +160,14 @@ struct snapshot_opts {
  *
  * The file is an overlay on the embedded policy: its settings override
  * the embedded ones (inject key by key), namespaces and jobs.runtimes
- * replace theirs when given, and instanceTypes and gpuProducts merge by
- * name: a row of the file replaces the embedded row of that name whole,
- * and a new name is added. The embedded rows the file leaves come first,
- * then the file's rows in its order. `base: empty` at the top starts from
- * the built-in defaults and empty tables instead (instanceTypes is then
- * required); snapshot_print() writes it, so what it prints reads back
- * the same.
+ * replace theirs when given, and instanceTypes, gpuProducts and
+ * nodeLabels merge by name: a row of the file replaces the embedded row
+ * of that name whole, and a new name is added. The embedded rows the
+ * file leaves come first, then the file's rows in its order. `base:
+ * empty` at the top starts from the built-in defaults and empty tables
+ * instead (instanceTypes is then required; nodeLabels, when it has none,
+ * are the embedded ones); snapshot_print() writes it, so what it prints
+ * reads back the same.
  */
 struct snapshot *snapshot_parse(const char *bytes, size_t len,
                                 const char *origin,

@@ -225,6 +225,37 @@ put_product(struct strbuf *sb, const struct gpu_product *p)
     }
 }
 
+/* A scheme's list of keys, as a flow list; nothing when it is empty. */
+static void
+put_keys(struct strbuf *sb, const char *key, char *const *keys, size_t n)
+{
+    if (n == 0)
+        return;
+    strbuf_printf(sb, "    %s: [", key);
+    for (size_t i = 0; i < n; i++) {
+        strbuf_puts(sb, i ? ", " : "");
+        put_string(sb, keys[i]);
+    }
+    strbuf_puts(sb, "]\n");
+}
+
+static void
+put_scheme(struct strbuf *sb, const struct label_scheme *l)
+{
+    strbuf_puts(sb, "  - name: ");
+    put_string(sb, l->name);
+    strbuf_puts(sb, "\n    source: ");
+    put_string(sb, l->source);
+    strbuf_puts(sb, "\n");
+    put_keys(sb, "instanceType", l->instance_type, l->n_instance_type);
+    put_keys(sb, "gpuProduct", l->gpu_product, l->n_gpu_product);
+    if (l->attr_prefix) {
+        strbuf_puts(sb, "    instanceLabelPrefix: ");
+        put_string(sb, l->attr_prefix);
+        strbuf_puts(sb, "\n");
+    }
+}
+
 /* A gkeNetworks list under key at indent; nothing when it is empty and
  * need is false (a policy without one prints as before). */
 static void
@@ -324,5 +355,9 @@ snapshot_print(const struct snapshot *s)
         strbuf_puts(&sb, "gpuProducts:\n");
     for (size_t i = 0; i < s->n_products; i++)
         put_product(&sb, &s->products[i]);
+    if (s->n_schemes)
+        strbuf_puts(&sb, "nodeLabels:\n");
+    for (size_t i = 0; i < s->n_schemes; i++)
+        put_scheme(&sb, &s->schemes[i]);
     return strbuf_take(&sb);
 }

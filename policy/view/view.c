@@ -105,14 +105,6 @@ view_per_node_label(const char *key)
     return false;
 }
 
-const char *const view_product_keys[] = {
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "eks.amazonaws.com/instance-gpu-name",
-    NULL,
-};
-
 /*
  * The taints that say what state a node is in, not what it is: the node
  * lifecycle controller and the kubelet set and clear them with the node's
@@ -209,7 +201,6 @@ kind_clear(struct node_kind *k)
     for (size_t i = 0; i < k->n_nics; i++)
         free(k->nics[i].resource);
     free(k->dra_product);
-    free(k->what);
     memset(k, 0, sizeof(*k));
 }
 
@@ -1236,29 +1227,6 @@ entry_order(const void *pa, const void *pb)
                       &(*(struct kind_entry *const *)pb)->k);
 }
 
-/* What a kind is, for a message where no row of the table says it: its
- * GPU count and product, which is all the node itself tells. */
-static int
-kind_describe(struct node_kind *k)
-{
-    const char *product = NULL;
-    int n;
-
-    for (size_t i = 0; view_product_keys[i] && product == NULL; i++)
-        product = label_get(&k->set, view_product_keys[i]);
-    if (product == NULL && k->dra_product)
-        n = asprintf(&k->what, "nodes of %ld x '%s' GPUs (ResourceSlices)",
-                     k->gpus, k->dra_product);
-    else if (product)
-        n = asprintf(&k->what, "nodes of %ld x '%s' GPUs", k->gpus, product);
-    else
-        n = asprintf(&k->what, "nodes of %ld GPUs of no named product",
-                     k->gpus);
-    if (n < 0)
-        k->what = NULL;
-    return n < 0 ? -1 : 0;
-}
-
 /* The index's nodes by name, each pointing at its kind in v (sorted[j]
  * became v->kinds[j]); nodes of kinds past VIEW_KINDS_MAX are left out. */
 static int
@@ -1360,8 +1328,7 @@ view_build(const struct view_index *x)
     qsort(sorted, kinds, sizeof(*sorted), entry_order);
     for (; v->n_kinds < kinds; v->n_kinds++) {
         struct node_kind *k = &v->kinds[v->n_kinds];
-        if (kind_copy(&sorted[v->n_kinds]->k, k) < 0 ||
-            kind_describe(k) < 0) {
+        if (kind_copy(&sorted[v->n_kinds]->k, k) < 0) {
             v->n_kinds++;
             goto fail;
         }

@@ -58,7 +58,6 @@ struct node_kind {
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
     size_t nodes; /* how many nodes are of this kind */
-    char *what;   /* in the view: "8 x 'NVIDIA-H100-80GB-HBM3' GPUs" */
 };
 
 /* One GPU node by name, for pods that name nodes (match_names_nodes()). */
@@ -185,9 +184,6 @@ bool view_per_node_label(const char *key);
 /* Taints of a node's condition (not-ready, unschedulable, ...), which come
  * and go: left out of kinds, and never keep a pod off a kind. */
 bool view_condition_taint(const char *key);
-
-/* Where a node says what GPU it has, most specific first; NULL ends it. */
-extern const char *const view_product_keys[];
 
 #define VIEW_HOSTNAME "kubernetes.io/hostname"
 
