@@ -82,6 +82,50 @@ wait_for_text() {
 	return 1
 }
 
+# standin_start SCENARIO SUITE [ARG...]: the stand-in apiserver
+# (test/kube/standin.py) on SCENARIO, serving TMP/api.crt and api.key and
+# taking TMP/token, with ARG... passed on; sets STANDIN and API_PORT and
+# writes TMP/kubeconfig for it, as kubectl writes one. A large scenario
+# takes a while to load: up to 60 s. One that does not start ends SUITE.
+standin_start() {
+	local scenario=$1 suite=$2
+	shift 2
+	: >"$TMP/standin.out"
+	/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../kube/standin.py" \
+		--scenario "$scenario" \
+		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
+		--token-file "$TMP/token" "$@" \
+		>"$TMP/standin.out" 2>>"$TMP/standin.log" &
+	STANDIN=$!
+	background $STANDIN
+	for _ in $(seq 1 600); do
+		grep -q "listening on" "$TMP/standin.out" && break
+		sleep 0.1
+	done
+	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
+	if [ -z "$API_PORT" ]; then
+		not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
+		finish "$suite"
+	fi
+	cat >"$TMP/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: t
+contexts:
+- name: t
+  context: {cluster: s, user: u}
+clusters:
+- name: s
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $TMP/api.crt
+users:
+- name: u
+  user:
+    tokenFile: $TMP/token
+KC
+}
+
 # A port on 127.0.0.1 that nothing answers on (20000-59999).
 free_port() {
 	local p i

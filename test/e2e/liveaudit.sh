@@ -191,35 +191,7 @@ PY
 # standin NAME: the stand-in on TMP/NAME.json; sets STANDIN, API_PORT,
 # and writes TMP/kubeconfig for it.
 standin() {
-	: >"$TMP/standin.out"
-	$PY "$ROOT/test/kube/standin.py" --scenario "$TMP/$1.json" \
-		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-		--token-file "$TMP/token" --request-log "$TMP/$1.requests" \
-		>"$TMP/standin.out" 2>>"$TMP/standin.log" &
-	STANDIN=$!
-	background $STANDIN
-	wait_for_text "$TMP/standin.out" "listening on" || {
-		not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
-		finish liveaudit
-	}
-	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
-	cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-current-context: t
-contexts:
-- name: t
-  context: {cluster: s, user: u}
-clusters:
-- name: s
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority: $TMP/api.crt
-users:
-- name: u
-  user:
-    tokenFile: $TMP/token
-KC
+	standin_start "$TMP/$1.json" liveaudit --request-log "$TMP/$1.requests"
 }
 
 # state NAME EXPR: EXPR (Python) over the stand-in's state of NAME:

@@ -60,39 +60,10 @@ print(json.dumps({"comment": "test/e2e/view.sh",
                   "watch": {"nodes": [steps]}}))
 PY
 
-# standin SCENARIO: starts the stand-in apiserver; sets STANDIN, API_PORT.
-standin() {
-	: >"$TMP/standin.out"
-	$PY "$ROOT/test/kube/standin.py" --scenario "$1" \
-		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-		--token-file "$TMP/token" >"$TMP/standin.out" 2>>"$TMP/standin.log" &
-	STANDIN=$!
-	background $STANDIN
-	wait_for_text "$TMP/standin.out" "listening on" || {
-		not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
-		finish view
-	}
-	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
-}
+# standin SCENARIO: the stand-in apiserver (lib.sh standin_start).
+standin() { standin_start "$1" view; }
 
 standin "$TMP/scenario.json"
-cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-current-context: t
-contexts:
-- name: t
-  context: {cluster: s, user: u}
-clusters:
-- name: s
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority: $TMP/api.crt
-users:
-- name: u
-  user:
-    tokenFile: $TMP/token
-KC
 
 
 # review: POSTs the pod; sets VERDICT to "deny" or "allow: WARNING".
@@ -210,9 +181,7 @@ faults = [{"resource": "localqueues", "kind": "list", "nth": n,
 print(json.dumps({"kueue": {"versions": ["v1beta1"]},
                   "objects": {"nodes": [{"metadata": {"name": "a"}}]},
                   "faults": faults}))' >"$TMP/forbidden.json"
-OLD_PORT=$API_PORT
 standin "$TMP/forbidden.json"
-sed -i "s|127.0.0.1:$OLD_PORT|127.0.0.1:$API_PORT|" "$TMP/kubeconfig"
 if ! start_server --kubeconfig "$TMP/kubeconfig"; then
 	not_ok "serve --kubeconfig (forbidden)" "did not become ready"
 	finish view

@@ -65,37 +65,7 @@ print(json.dumps({"comment": "test/kube/liveaudit-scale.sh",
 PY
 }
 
-standin() {
-	: >"$TMP/standin.out"
-	$PY "$HERE/standin.py" --scenario "$1" \
-		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-		--token-file "$TMP/token" >"$TMP/standin.out" 2>>"$TMP/standin.log" &
-	STANDIN=$!
-	background $STANDIN
-	for _ in $(seq 1 600); do
-		grep -q "listening on" "$TMP/standin.out" && break
-		sleep 0.1
-	done
-	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
-	[ -n "$API_PORT" ] || { not_ok "stand-in" "did not start"; finish liveaudit-scale; }
-	cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-current-context: t
-contexts:
-- name: t
-  context: {cluster: s, user: u}
-clusters:
-- name: s
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority: $TMP/api.crt
-users:
-- name: u
-  user:
-    tokenFile: $TMP/token
-KC
-}
+standin() { standin_start "$1" liveaudit-scale; }
 
 status_kib() {
 	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null

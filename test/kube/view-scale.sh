@@ -66,36 +66,7 @@ PY
 }
 
 # standin SCENARIO: sets STANDIN and API_PORT, writes TMP/kubeconfig.
-standin() {
-	: >"$TMP/standin.out"
-	$PY "$HERE/standin.py" --scenario "$1" \
-		--cert "$TMP/api.crt" --key "$TMP/api.key" --ca "$TMP/api.crt" \
-		--token-file "$TMP/token" >"$TMP/standin.out" 2>>"$TMP/standin.log" &
-	STANDIN=$!
-	background $STANDIN
-	wait_for_text "$TMP/standin.out" "listening on" || {
-		not_ok "stand-in apiserver" "did not start: $(cat "$TMP/standin.log")"
-		finish view-scale
-	}
-	API_PORT=$(sed -n 's/^listening on //p' "$TMP/standin.out")
-	cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-current-context: t
-contexts:
-- name: t
-  context: {cluster: s, user: u}
-clusters:
-- name: s
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority: $TMP/api.crt
-users:
-- name: u
-  user:
-    tokenFile: $TMP/token
-KC
-}
+standin() { standin_start "$1" view-scale; }
 
 # helper_peak: runs the helper --once; sets PEAK (KiB) and ITEMS.
 helper_peak() {
