@@ -12,25 +12,7 @@
 #include "policy/table/snapshot.h"
 #include "policy/view/view.h"
 #include "test/unit/check.h"
-
-static struct snapshot *
-load(const char *text, struct load_error *err)
-{
-    return snapshot_parse(text, strlen(text), "test.yaml", NULL, err);
-}
-
-static void
-expect_error(const char *text, int line, int column, const char *message)
-{
-    struct load_error err;
-    struct snapshot *s = load(text, &err);
-
-    CHECK(s == NULL);
-    snapshot_unref(s);
-    CHECK_INT(err.line, line);
-    CHECK_INT(err.column, column);
-    CHECK_STR(err.message, message);
-}
+#include "test/unit/policy_load.h"
 
 /* A view of one node of 8 GPUs with the one label key=value. */
 static struct view *

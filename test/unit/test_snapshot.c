@@ -3,6 +3,7 @@
 
 #include "policy/table/snapshot.h"
 #include "test/unit/check.h"
+#include "test/unit/policy_load.h"
 
 #define TYPE_P4D                                                             \
     "  - name: p4d.24xlarge\n"                                               \
@@ -21,26 +22,6 @@
     "        why: GPUDirect RDMA over EFA\n"                                 \
     "        versions: libfabric < 1.18.0\n"                                 \
     "        source: aws/aws-ofi-nccl doc/efa-env-var.md\n"
-
-/* Loads text; on failure returns NULL with err filled. */
-static struct snapshot *
-load(const char *text, struct load_error *err)
-{
-    return snapshot_parse(text, strlen(text), "test.yaml", NULL, err);
-}
-
-static void
-expect_error(const char *text, int line, int column, const char *message)
-{
-    struct load_error err;
-    struct snapshot *s = load(text, &err);
-
-    CHECK(s == NULL);
-    snapshot_unref(s);
-    CHECK_INT(err.line, line);
-    CHECK_INT(err.column, column);
-    CHECK_STR(err.message, message);
-}
 
 static void
 test_embedded(void)
