@@ -113,6 +113,30 @@ print_fact(void *arg, const char *sentence)
     return 0;
 }
 
+/* "single-numa-node, scope container; NUMA nodes 4+4 GPUs, 48+48 CPUs",
+ * or "" where no NodeResourceTopology says the policy. */
+static void
+numa_text(const struct node_numa *n, char *out, size_t len)
+{
+    size_t at;
+
+    out[0] = '\0';
+    if (n->policy == NUMA_NOT_SAID)
+        return;
+    at = (size_t)snprintf(out, len, "%s, scope %s",
+                          viewnuma_policy_name(n->policy),
+                          n->pod_scope ? "pod" : "container");
+    for (int r = 0; r < 2 && n->zones > 0 && at < len; r++) {
+        const long *counts = r == 0 ? n->gpus : n->cpus;
+        for (int i = 0; i < n->zones && at < len; i++)
+            at += (size_t)snprintf(out + at, len - at, "%s%ld",
+                                   i ? "+" : r ? ", " : "; NUMA nodes ",
+                                   counts[i]);
+        if (at < len)
+            at += (size_t)snprintf(out + at, len - at, r ? " CPUs" : " GPUs");
+    }
+}
+
 static void
 print_text(const struct snapshot *s, const struct view *v, int left_out)
 {
@@ -133,6 +157,9 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
                zone ? "; zone " : "", zone ? zone : "");
         if (by)
             nodefacts_kind(k, &r.row, print_fact, NULL);
+        numa_text(&k->numa, nic, sizeof(nic));
+        if (nic[0])
+            printf("#   kubelet Topology Manager %s\n", nic);
     }
     printf("# GPU nodes %zu, kinds %zu; Kueue flavors %zu, cluster queues "
            "%zu, local queues %zu; Trainer runtimes %zu\n",
@@ -143,6 +170,8 @@ print_text(const struct snapshot *s, const struct view *v, int left_out)
                "ResourceClaimTemplates %d\n",
                v->n_slices, cJSON_GetArraySize(v->device_classes),
                cJSON_GetArraySize(v->claim_templates));
+    if (v->n_numa > 0)
+        printf("# NodeResourceTopologies %zu\n", v->n_numa);
     if (v->n_unread)
         printf("# more GPU-less nodes than the index keeps: ResourceSlices "
                "of the rest are not read\n");
@@ -178,6 +207,9 @@ print_json(const struct snapshot *s, const struct view *v)
             cJSON_AddStringToObject(o, "knownBy", by);
         else
             cJSON_AddNullToObject(o, "knownBy");
+        numa_text(&k->numa, nic, sizeof(nic));
+        if (nic[0])
+            cJSON_AddStringToObject(o, "topologyManager", nic);
         labels = cJSON_AddObjectToObject(o, "labels");
         for (size_t j = 0; labels && j < k->n_labels; j++)
             cJSON_AddStringToObject(labels, k->labels[j].key,

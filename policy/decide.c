@@ -15,6 +15,7 @@
 #include "policy/pod/claims.h"
 #include "policy/pod/nics.h"
 #include "policy/pod/nodefacts.h"
+#include "policy/pod/numafit.h"
 #include "policy/pod/placement.h"
 #include "base/strbuf.h"
 #include "policy/k8s/pod.h"
@@ -142,6 +143,22 @@ warn_node_facts(const struct placement *p, const struct workload *w,
 }
 
 /*
+ * What kubelet's Topology Manager on the candidate nodes does with the
+ * pod as admitted, filled GPUs added (numafit.h): for any pod, as a
+ * one-pod job fails there too. 0, or -1 out of memory.
+ */
+static int
+warn_numa(const struct placement *p, const cJSON *pod, long filled,
+          struct decision *d)
+{
+    for (size_t i = 0; i < p->n_numa; i++)
+        if (numafit_pod(p->numa[i].kind, p->numa[i].name, pod, filled,
+                        warn_once, d) < 0)
+            return -1;
+    return 0;
+}
+
+/*
  * Where the nodes' RDMA NICs are DRA devices (DRANET, AWS's EFA DRA
  * driver), no NIC resource is the node's to add (nics.c): say whether
  * the pod's claims give it them. A one-pod job needs none.
@@ -181,6 +198,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     char candidates[256];
     enum verdict v;
     enum evidence ev;
+    long filled = 0; /* GPUs topogate.io/whole-node adds */
     bool agreed;
     int rc = -1;
 
@@ -197,6 +215,8 @@ decide_governed(const struct snapshot *s, const struct admission *req,
                             pod_label(pod, LABEL_QUEUE_NAME), &p);
     if (!p.pinned && !placement_known(&p))
         placement_clique(s, &m, json_get(pod, "spec"), w, &p);
+    placement_numa(s, req->view, &m, w, req->namespace,
+                   pod_label(pod, LABEL_QUEUE_NAME), &p);
     agreed = placement_known(&p);
     d->known_by = evidence_name(agreed ? p.evidence : EVIDENCE_NONE);
     if (agreed) {
@@ -216,9 +236,11 @@ decide_governed(const struct snapshot *s, const struct admission *req,
         d->instance_type = p.types[0]->name;
         /* An explicit opt-in: fill the node before judging the layout. */
         const char *whole = pod_annotation(pod, ANNOTATION_WHOLE_NODE);
+        filled = w->gpus;
         if (whole && strcmp(whole, "true") == 0 &&
             mutate_fill_gpus(pod, w, &t, d) < 0)
             goto out;
+        filled = w->gpus - filled;
     } else {
         d->instance_type = "unknown";
     }
@@ -255,7 +277,7 @@ decide_governed(const struct snapshot *s, const struct admission *req,
     if (agreed && !worst.unschedulable &&
         mutate_pod(pod, &m, w, &t, in, s->override_user, d) < 0)
         goto out;
-    if (warn_node_facts(&p, w, d) < 0)
+    if (warn_node_facts(&p, w, d) < 0 || warn_numa(&p, pod, filled, d) < 0)
         goto out;
     if (in->zone_affinity &&
         zones_patch(&p.zones, w->pods, pod, d) < 0)

@@ -87,6 +87,29 @@ fix_nics(const struct placement *p, const struct instance_type *t)
     return fewest;
 }
 
+/*
+ * A split on NVLink nodes whose kubelet refuses the pods its fix would
+ * make (single-numa-node, placement.h numa_gpus): the fix would not run
+ * there, so the split is warned and not refused, and nothing is
+ * repacked. Into f; true when so.
+ */
+static bool
+fix_refused(const struct workload *w, const struct placement *p,
+            const struct instance_type *t, struct finding *f)
+{
+    long per = advice_pod_gpus(w, t);
+
+    if (p->numa_gpus <= 0 || per <= p->numa_gpus)
+        return false;
+    f->sev = SEV_SOFT;
+    /* No fix: the one that would help is not the pod's to make. */
+    strbuf_printf(next_part(f),
+                  "%s (%s) split into %ld-GPU pods: not refused; kubelet's "
+                  "single-numa-node policy admits no %ld-GPU pod",
+                  t->name, link_title(t->link), w->gpus, per);
+    return true;
+}
+
 static void
 judge(const struct workload *w, const struct instance_type *t,
       const struct placement *p, struct finding *f)
@@ -144,6 +167,9 @@ judge(const struct workload *w, const struct instance_type *t,
         advice_command(f, w);
         return;
     }
+    if (link_is_nvlink(t->link) && !computedomain_connected(w, t) &&
+        fix_refused(w, p, t, f))
+        return;
     if (link_is_nvlink(t->link) && !computedomain_connected(w, t)) {
         f->sev = SEV_HARD;
         strbuf_printf(next_part(f),

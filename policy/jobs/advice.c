@@ -54,6 +54,15 @@ layout_for(const struct workload *w, const struct instance_type *t,
     }
 }
 
+long
+advice_pod_gpus(const struct workload *w, const struct instance_type *t)
+{
+    long nodes, per;
+
+    layout_for(w, t, &nodes, &per);
+    return per;
+}
+
 /*
  * Pods that carry no job size (mpi-operator's workers, the pods of
  * Trainer's MPI runtimes): the fix names no count of them, only whole

@@ -9,6 +9,10 @@
 #include "policy/table/table.h"
 #include "policy/kinds/workload.h"
 
+/* The GPUs of one pod of the layout advice_layout() gives: t's count, or
+ * the job's all where they fit one node. */
+long advice_pod_gpus(const struct workload *w, const struct instance_type *t);
+
 /*
  * Appends "use numNodes: 2, numProcPerNode: 8 (world size 16 kept)" or the
  * like for the job of w on node type t, keeping the world size where it

@@ -90,6 +90,8 @@ place(const struct snapshot *s, const struct admission *req, const cJSON *pod,
                             pod_label(req->object, LABEL_QUEUE_NAME), p);
     if (last && !p->pinned && !placement_known(p))
         placement_clique(s, &m, json_get(pod, "spec"), w, p);
+    placement_numa(s, req->view, &m, w, req->namespace,
+                   pod_label(req->object, LABEL_QUEUE_NAME), p);
     match_free(&m);
     return 0;
 }

@@ -22,6 +22,8 @@
 /* Room for placement_describe(): a label value is at most 63 bytes, a
  * ResourceSlice's string attribute at most 64. */
 #define PLACEMENT_WHAT 192
+/* Candidate kinds under a Topology Manager policy, kept for warnings. */
+#define PLACEMENT_NUMA 8
 
 /* What the candidates rest on. Only a guess (NONE) can never refuse. */
 enum evidence {
@@ -72,6 +74,16 @@ struct placement {
     bool pinned;            /* false: nothing constrains the instance type */
     const char *via;        /* "nodeSelector", "node affinity", "Karpenter" */
     enum evidence evidence;
+    /* The view's kinds the pod can land on whose kubelet runs the
+     * restricted or single-numa-node Topology Manager, with the name of
+     * each as messages give it (placement_numa()); and the fewest GPUs a
+     * pod may hold on the single-numa-node ones, 0 when none is. */
+    struct {
+        const struct node_kind *kind;
+        char name[48];
+    } numa[PLACEMENT_NUMA];
+    size_t n_numa;
+    long numa_gpus;
     /* Rows made from the cluster's nodes, types[] point here too; last,
      * so that clearing a placement leaves the big array alone. */
     struct placement_row rows[PLACEMENT_MAX];
@@ -155,6 +167,16 @@ long placement_nic_fewest(const struct view *v, const struct match *m,
 long placement_dra_nics(const struct view *v, const struct match *m,
                         const struct workload *w, const char *ns,
                         const char *queue);
+
+/*
+ * The Topology Manager of the view's kinds the pod can land on (as
+ * placement_nic_fewest() reads them, whether it pins its type or not),
+ * into p->numa, n_numa and numa_gpus; nothing without a view. Call it
+ * once the candidates are known: the other steps overwrite them.
+ */
+void placement_numa(const struct snapshot *s, const struct view *v,
+                    const struct match *m, const struct workload *w,
+                    const char *ns, const char *queue, struct placement *p);
 
 /*
  * What hardware a kind of node is, as decisions see it: its instance

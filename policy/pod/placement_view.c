@@ -590,3 +590,44 @@ placement_pin_from_view(const struct snapshot *s, const struct view *v,
     (void)from_view(s, v, m, w, ns, queue, pin, p);
     free(pin);
 }
+
+void
+placement_numa(const struct snapshot *s, const struct view *v,
+               const struct match *m, const struct workload *w,
+               const char *ns, const char *queue, struct placement *p)
+{
+    const struct view_cluster_queue *q;
+    size_t *counts;
+
+    p->n_numa = 0;
+    p->numa_gpus = 0;
+    if (v == NULL || v->too_many || v->n_kinds == 0)
+        return;
+    q = queue && ns ? view_queue(v, ns, queue) : NULL;
+    if ((counts = calloc(v->n_kinds, sizeof(*counts))) == NULL ||
+        kind_counts(v, q, m, w, counts) < 0) {
+        free(counts);
+        return; /* out of memory: no warning, no less a refusal */
+    }
+    for (size_t i = 0; i < v->n_kinds; i++) {
+        const struct node_kind *k = &v->kinds[i];
+        const struct node_numa *n = &k->numa;
+        struct placement_row r;
+        const char *by;
+
+        if (counts[i] == 0 || (n->policy != NUMA_RESTRICTED &&
+                               n->policy != NUMA_SINGLE_NODE))
+            continue;
+        if (n->policy == NUMA_SINGLE_NODE && n->zones > 0 &&
+            n->gpus[0] > 0 && (p->numa_gpus == 0 || n->gpus[0] < p->numa_gpus))
+            p->numa_gpus = n->gpus[0];
+        if (p->n_numa == PLACEMENT_NUMA)
+            continue;
+        by = placement_kind(s, k, &r);
+        p->numa[p->n_numa].kind = k;
+        snprintf(p->numa[p->n_numa].name, sizeof(p->numa[0].name), "%s",
+                 by ? r.row.name : "GPU");
+        p->n_numa++;
+    }
+    free(counts);
+}

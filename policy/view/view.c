@@ -71,6 +71,7 @@ struct view_index {
     cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
     cJSON *device_classes, *claim_templates; /* DRA's, kept whole */
     cJSON *slices;       /* ResourceSlice name -> viewdra_slice_summary() */
+    cJSON *numa;         /* node name -> viewnuma_summary() */
     size_t n_idle_kinds; /* kinds of no GPU: not in views */
     bool idle_full;      /* a GPU-less node was not kept */
 };
@@ -332,6 +333,23 @@ dra_apply(const struct view_index *x, const char *node, struct node_kind *k)
     return 0;
 }
 
+/* A node's NodeResourceTopology into its kind. */
+static void
+numa_apply(const struct view_index *x, const char *node, struct node_kind *k)
+{
+    viewnuma_read(node ? cJSON_GetObjectItemCaseSensitive(x->numa, node)
+                       : NULL,
+                  &k->numa);
+}
+
+/* What a node's own objects add to its kind; -1 out of memory. */
+static int
+node_extras(const struct view_index *x, const char *node, struct node_kind *k)
+{
+    numa_apply(x, node, k);
+    return dra_apply(x, node, k);
+}
+
 static uint64_t
 kind_hash(const struct node_kind *k)
 {
@@ -345,6 +363,8 @@ kind_hash(const struct node_kind *k)
     for (size_t i = 0; i < k->n_nics; i++)
         h = fnv(h, k->nics[i].resource) ^ (uint64_t)k->nics[i].count;
     h = fnv(h, k->dra_product) ^ (uint64_t)k->dra_nics * 7 ^ (uint64_t)k->dra;
+    h ^= ((uint64_t)k->numa.policy << 8 | (uint64_t)k->numa.zones) * 257 ^
+         (uint64_t)k->numa.gpus[0] * 65537;
     return h ^ (uint64_t)k->gpus * 31 ^ (uint64_t)k->memory_gib ^
            (uint64_t)k->alloc_gpus * 131;
 }
@@ -357,7 +377,8 @@ kind_equal(const struct node_kind *a, const struct node_kind *b)
         a->n_nics != b->n_nics || a->alloc_gpus != b->alloc_gpus ||
         a->dra != b->dra || a->dra_nics != b->dra_nics ||
         strcmp(a->dra_product ? a->dra_product : "",
-               b->dra_product ? b->dra_product : "") != 0)
+               b->dra_product ? b->dra_product : "") != 0 ||
+        !viewnuma_equal(&a->numa, &b->numa))
         return false;
     for (size_t i = 0; i < a->n_labels; i++)
         if (strcmp(a->labels[i].key, b->labels[i].key) ||
@@ -644,7 +665,7 @@ view_index_put_node(struct view_index *x, const cJSON *node)
     if (name == NULL)
         return 0;
     at = node_find(x, name, &found);
-    if (kind_read(x, node, &k) < 0 || dra_apply(x, name, &k) < 0) {
+    if (kind_read(x, node, &k) < 0 || node_extras(x, name, &k) < 0) {
         kind_clear(&k);
         return -1;
     }
@@ -726,7 +747,8 @@ node_rekind(struct view_index *x, size_t at)
     struct node_kind k;
     bool full, seen;
 
-    if (kind_copy(&old->k, &k) < 0 || dra_apply(x, x->nodes[at].name, &k) < 0) {
+    if (kind_copy(&old->k, &k) < 0 ||
+        node_extras(x, x->nodes[at].name, &k) < 0) {
         kind_clear(&k);
         return -1;
     }
@@ -807,6 +829,34 @@ slice_put(struct view_index *x, const char *name, const cJSON *obj)
     return 1; /* a slice of a node not seen yet waits for it */
 }
 
+/* --- NodeResourceTopologies ------------------------------------------- */
+
+/* A node's NodeResourceTopology in, or (obj NULL) the one named name out:
+ * 1 when the summary changed, 0 not, -1 out of memory. */
+static int
+numa_put(struct view_index *x, const char *name, const cJSON *obj)
+{
+    cJSON *sum = NULL, *old;
+
+    if (name == NULL)
+        return 0;
+    if (obj && (sum = viewnuma_summary(obj)) == NULL)
+        return -1;
+    old = cJSON_GetObjectItemCaseSensitive(x->numa, name);
+    if (old == NULL ? sum == NULL : sum && cJSON_Compare(old, sum, 1)) {
+        cJSON_Delete(sum); /* pods came or went: nothing kept changed */
+        return 0;
+    }
+    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(x->numa, name));
+    if (sum && !cJSON_AddItemToObject(x->numa, name, sum)) {
+        cJSON_Delete(sum);
+        return -1;
+    }
+    if (rekind_name(x, name) < 0 || per_node_check(x) < 0)
+        return -1;
+    return 1; /* one for a node not seen yet waits for it */
+}
+
 /* --- Kueue's queues, Trainer's runtimes -------------------------------- */
 
 /* These objects are few: kept whole (kind, metadata, spec), keyed
@@ -851,6 +901,9 @@ view_index_put_object(struct view_index *x, const char *kind,
     if (strcmp(kind, "ResourceSlice") == 0)
         return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
                          obj);
+    if (strcmp(kind, "NodeResourceTopology") == 0)
+        return numa_put(x, json_string(json_get(obj, "metadata"), "name"),
+                        obj);
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
         return 0; /* not one of these kinds, or nameless: nothing to keep */
     object_key(obj, key, sizeof(key));
@@ -887,6 +940,9 @@ view_index_del_object(struct view_index *x, const char *kind,
     if (strcmp(kind, "ResourceSlice") == 0)
         return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
                          NULL);
+    if (strcmp(kind, "NodeResourceTopology") == 0)
+        return numa_put(x, json_string(json_get(obj, "metadata"), "name"),
+                        NULL);
     if (map == NULL)
         return 0;
     object_key(obj, key, sizeof(key));
@@ -918,6 +974,18 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         {
             if (slice_put(x, json_string(json_get(it, "metadata"), "name"),
                           it) < 0)
+                return -1;
+        }
+        return rekind_all(x) < 0 ? -1 : 0;
+    }
+    if (strcmp(kind, "NodeResourceTopology") == 0) {
+        cJSON_Delete(x->numa);
+        if ((x->numa = cJSON_CreateObject()) == NULL)
+            return -1;
+        cJSON_ArrayForEach(it, items)
+        {
+            if (numa_put(x, json_string(json_get(it, "metadata"), "name"),
+                         it) < 0)
                 return -1;
         }
         return rekind_all(x) < 0 ? -1 : 0;
@@ -966,6 +1034,10 @@ view_index_take(struct view_index *x, const char *kind,
         SWAP(x->slices, from->slices);
         return rekind_all(x) < 0 ? -1 : 0;
     }
+    if (strcmp(kind, "NodeResourceTopology") == 0) {
+        SWAP(x->numa, from->numa);
+        return rekind_all(x) < 0 ? -1 : 0;
+    }
     cJSON **mine = object_map(x, kind), **theirs = object_map(from, kind);
     if (mine == NULL)
         return -1;
@@ -980,7 +1052,8 @@ view_index_put(struct view_index *x, const cJSON *obj)
 
     if (kind && strcmp(kind, "Node") == 0)
         return view_index_put_node(x, obj) < 0 ? -1 : 1;
-    if (kind && (object_map(x, kind) || strcmp(kind, "ResourceSlice") == 0))
+    if (kind && (object_map(x, kind) || strcmp(kind, "ResourceSlice") == 0 ||
+                 strcmp(kind, "NodeResourceTopology") == 0))
         return view_index_put_object(x, kind, obj) < 0 ? -1 : 1;
     return 0;
 }
@@ -1001,9 +1074,10 @@ view_index_new(void)
     x->device_classes = cJSON_CreateObject();
     x->claim_templates = cJSON_CreateObject();
     x->slices = cJSON_CreateObject();
+    x->numa = cJSON_CreateObject();
     if (!x->flavors || !x->cluster_queues || !x->local_queues || !x->runtimes ||
         !x->cluster_runtimes || !x->device_classes || !x->claim_templates ||
-        !x->slices) {
+        !x->slices || !x->numa) {
         view_index_free(x);
         return NULL;
     }
@@ -1030,6 +1104,7 @@ view_index_free(struct view_index *x)
     cJSON_Delete(x->device_classes);
     cJSON_Delete(x->claim_templates);
     cJSON_Delete(x->slices);
+    cJSON_Delete(x->numa);
     free(x);
 }
 
@@ -1044,6 +1119,7 @@ kind_copy(const struct node_kind *from, struct node_kind *to)
     to->dra = from->dra;
     to->dra_nics = from->dra_nics;
     to->memory_gib = from->memory_gib;
+    to->numa = from->numa;
     to->nodes = from->nodes;
     if (from->dra_product &&
         (to->dra_product = strdup(from->dra_product)) == NULL)
@@ -1294,6 +1370,7 @@ view_build(const struct view_index *x)
         return NULL;
     v->refs = 1;
     v->n_slices = (size_t)cJSON_GetArraySize(x->slices);
+    v->n_numa = (size_t)cJSON_GetArraySize(x->numa);
     v->n_unread = x->idle_full;
     if (kinds > VIEW_KINDS_MAX) {
         kinds = VIEW_KINDS_MAX;

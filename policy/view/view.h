@@ -21,6 +21,7 @@
 
 #include "policy/kinds/expand.h"
 #include "policy/k8s/match.h"
+#include "policy/view/viewnuma.h"
 
 /* More kinds than this and a per-node label we do not know is likely. */
 #define VIEW_KINDS_MAX 512
@@ -55,6 +56,8 @@ struct node_kind {
     long dra_nics;     /* RDMA NICs its ResourceSlices publish (DRANET):
                           devices of a claim, no resource of the node */
     long memory_gib; /* allocatable memory, whole GiB */
+    struct node_numa numa; /* kubelet's Topology Manager, from the node's
+                              NodeResourceTopology (viewnuma.h) */
     struct view_nic nics[VIEW_NICS];
     size_t n_nics;
     size_t nodes; /* how many nodes are of this kind */
@@ -107,6 +110,7 @@ struct view {
     cJSON *device_classes;  /* DRA DeviceClasses, name -> object */
     cJSON *claim_templates; /* ResourceClaimTemplates, "ns/name" -> object */
     size_t n_slices;        /* ResourceSlices of one node each */
+    size_t n_numa;          /* NodeResourceTopologies */
     size_t n_unread;        /* GPU-less nodes not kept (viewindex bound) */
     cJSON *runtime_objects;   /* Trainer's runtimes, an array */
     struct runtimes runtimes; /* the same, for expand() */
@@ -131,9 +135,10 @@ int view_index_del_node(struct view_index *x, const cJSON *node);
 /* Kueue's objects, Trainer's runtimes and DRA's, by kind
  * ("ResourceFlavor", "ClusterQueue", "LocalQueue", "TrainingRuntime",
  * "ClusterTrainingRuntime", "DeviceClass", "ResourceClaimTemplate",
- * "ResourceSlice"); put: 1 changed, 0 same (or not such an object), -1
- * out of memory. A ResourceSlice gives its node its GPUs where the node
- * has no allocatable nvidia.com/gpu. */
+ * "ResourceSlice", "NodeResourceTopology"); put: 1 changed, 0 same (or
+ * not such an object), -1 out of memory. A ResourceSlice gives its node
+ * its GPUs where the node has no allocatable nvidia.com/gpu; a
+ * NodeResourceTopology its Topology Manager policy and NUMA zones. */
 int view_index_put_object(struct view_index *x, const char *kind,
                           const cJSON *obj);
 int view_index_del_object(struct view_index *x, const char *kind,

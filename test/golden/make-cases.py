@@ -1916,6 +1916,73 @@ def _(n):
     return raw(text.replace('["NEST"]', "[" * 2000 + "]" * 2000) + "\n")
 
 
+# Kubelet's Topology Manager (issue 45 point 5), as NFD's
+# NodeResourceTopology objects show it: policy/pod/numafit.c says how
+# kubelet admits. On single-numa-node p4d nodes (two NUMA nodes of 4 GPUs)
+# a pod of 8 GPUs fails at the node, so whole-node pods are warned and a
+# split is not refused (its fix could not run). On restricted ones (scope
+# pod) a Guaranteed pod whose whole CPUs fit one NUMA node and whose GPUs
+# need two may fail, with the static CPU manager.
+NUMA_SINGLE = "--nodes test/nodes/eks-p4d-single-numa.yaml"
+NUMA_RESTRICTED = "--nodes test/nodes/eks-p4d-restricted.yaml"
+
+
+def guaranteed(cpu, memory="400Gi"):
+    return dict(cpu=cpu, memory=memory,
+                limits_extra={"cpu": cpu, "memory": memory})
+
+
+@case("view-numa-single-2x8-refused-warn", args=NUMA_SINGLE)
+def _(n):
+    return tj_2x8(n)
+
+
+@case("view-numa-single-16x1-split-warn", args=NUMA_SINGLE)
+def _(n):
+    return tj_16x1(n)
+
+
+# Four GPUs fit one pod of one NUMA node: the fix runs, the split is
+# refused as anywhere.
+@case("view-numa-single-4x1-deny", args=NUMA_SINGLE)
+def _(n):
+    return tj(n, nnodes=4, nproc="1", gpu=1, node_selector=P4D, cpu="10",
+              memory="100Gi")
+
+
+@case("view-numa-single-2x4-fits-warn", args=NUMA_SINGLE)
+def _(n):
+    return tj(n, nnodes=2, nproc="4", gpu=4, node_selector=P4D, index=1,
+              **guaranteed("40"))
+
+
+@case("view-numa-single-2x4-cpus-refused-warn", args=NUMA_SINGLE)
+def _(n):
+    return tj(n, nnodes=2, nproc="4", gpu=4, node_selector=P4D, index=1,
+              **guaranteed("60"))
+
+
+@case("view-numa-restricted-2x8-cpus-one-node-warn", args=NUMA_RESTRICTED)
+def _(n):
+    return tj_2x8(n, **guaranteed("16"))
+
+
+@case("view-numa-restricted-2x8-cpus-span-mutate", args=NUMA_RESTRICTED)
+def _(n):
+    return tj_2x8(n, **guaranteed("90"))
+
+
+@case("view-numa-restricted-2x8-burstable-mutate", args=NUMA_RESTRICTED)
+def _(n):
+    return tj_2x8(n, cpu="16", memory="400Gi")
+
+
+# restricted admits a whole-node pod whose CPUs allow it: refused.
+@case("view-numa-restricted-16x1-deny", args=NUMA_RESTRICTED)
+def _(n):
+    return tj_16x1(n)
+
+
 # ------------------------------------------- job-level admission (jobs)
 #
 # The jobs themselves, as `kubectl apply` sends them: TrainJob in the three
@@ -3851,6 +3918,13 @@ def _(n):
 
 
 # --------------------------------------------------------------- writing
+
+# A PyTorchJob of 16 1-GPU pods on single-numa-node p4d nodes: not
+# refused and not repacked, as whole-node pods cannot run there.
+@case("job-view-numa-single-pytorchjob-16x1-warn", args=NUMA_SINGLE)
+def _(n):
+    return job_review(n, pytorchjob())
+
 
 def main():
     os.makedirs(CASES, exist_ok=True)
