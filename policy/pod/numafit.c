@@ -1,7 +1,8 @@
 /*
  * numafit.c - see numafit.h.
  *
- * How kubelet decides, from kubernetes/kubernetes pkg/kubelet/cm/
+ * How kubelet decides (docs/facts/topology-manager.md#how-kubelet-admits),
+ * from kubernetes/kubernetes pkg/kubelet/cm/
  * (topologymanager/policy.go mergePermutation and HintMerger;
  * policy_restricted.go and policy_single_numa_node.go canAdmitPodResult;
  * devicemanager/topology_hints.go generateDeviceTopologyHints;

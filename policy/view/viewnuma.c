@@ -1,7 +1,7 @@
 /*
  * viewnuma.c - see viewnuma.h.
  *
- * The facts, by source:
+ * The facts, by source (docs/facts/topology-manager.md#where-the-policy-shows):
  * - NodeResourceTopology v1alpha2 has top-level "attributes" (name,
  *   value pairs), "zones" (name, type, resources: name, capacity,
  *   allocatable, available) and the deprecated "topologyPolicies";
