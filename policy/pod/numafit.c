@@ -32,8 +32,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy/k8s/pod.h"
 #include "policy/decision.h" /* WARNING_MAX */
+#include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
 
 /* The fewest NUMA nodes (zones most first) that hold n; 0 when n is 0,
