@@ -1073,6 +1073,47 @@ def _(n):
     return tj_4x1(n, **dra_claim("one-mig"))
 
 
+# A claim the view cannot read is warned on a training pod only: claims
+# are read for pods a training operator, a framework's marks or
+# topogate.io/managed name (claims_read), and any other pod is not
+# governed, nothing said. The cases above are TrainJob pods; these are
+# a pod nobody owns and a Deployment's inference pod, each with one GPU
+# claim of a template the view lacks (no view at all).
+def claim_only_pod(case, meta, user, restart="Always"):
+    sfx = suffix_for(case)
+    res = gpu_resources(None, cpu="10", memory="100Gi")
+    res["claims"] = [{"name": "gpu"}]
+    spec = {"containers": [container(
+                "vllm", "vllm/vllm-openai:v0.6.3", sfx,
+                args=["--model", "meta-llama/Meta-Llama-3-8B-Instruct"],
+                ports=[{"containerPort": 8000, "name": "http"}],
+                resources=res)],
+            "restartPolicy": restart,
+            "resourceClaims": [{"name": "gpu",
+                                "resourceClaimTemplateName": "single-gpu"}]}
+    return review(case, pod_object(meta, spec, sfx), user)
+
+
+@case("dra-claim-plain-pod-ungoverned")
+def _(n):
+    return claim_only_pod(n, {"name": "vllm-scratch", "namespace": "inference",
+                              "labels": {"app": "vllm-scratch"}},
+                          HUMAN, restart="Never")
+
+
+@case("dra-claim-deployment-pod-ungoverned")
+def _(n):
+    rs = "vllm-llama3-8b-dra-6f8c9d7b5c"
+    return claim_only_pod(n, {
+        "generateName": rs + "-", "namespace": "inference",
+        "labels": {"app": "vllm-llama3-8b-dra",
+                   "pod-template-hash": "6f8c9d7b5c"},
+        "ownerReferences": [{
+            "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+            "uid": uid("rs", rs), "controller": True,
+            "blockOwnerDeletion": True}]}, RS_CONTROLLER)
+
+
 @case("view-dra-efa-claim-p4d-deny", args="--nodes test/nodes/eks-dranet-p4d.yaml")
 def _(n):
     # kubernetes-sigs/dranet examples/aws_eks_examples/gpu-efa: one GPU
@@ -3754,19 +3795,27 @@ def _(n):
 POD_SPEC_ORDER.extend(["workloadRef", "schedulingGroup"])
 
 
-def gang_pod(case, field="schedulingGroup", gpu=1, ns="ml", index=0):
+def gang_pod(case, field="schedulingGroup", gpu=1, ns="ml", index=0,
+             claim=None):
     """A pod of a Kubernetes gang (KEP-4671): spec.schedulingGroup (1.36
     OpenAPI, PodSchedulingGroup.podGroupName) or spec.workloadRef (1.35:
-    name, podGroup). Its size is the PodGroup's, not on the pod."""
+    name, podGroup). Its size is the PodGroup's, not on the pod. claim:
+    a ResourceClaimTemplate its container claims, as "gpu"."""
     sfx = suffix_for(case)
     name = "train-%d" % index
     meta = {"name": name, "namespace": ns,
             "labels": {"app": "train"}}
+    res = gpu_resources(gpu, cpu="10", memory="100Gi")
+    if claim:
+        res["claims"] = [{"name": "gpu"}]
     spec = {"containers": [container(
                 "train", TRAINER_IMAGE, sfx,
                 command=["torchrun", "--nnodes=4", "train.py"],
-                resources=gpu_resources(gpu, cpu="10", memory="100Gi"))],
+                resources=res)],
             "nodeSelector": P4D}
+    if claim:
+        spec["resourceClaims"] = [{"name": "gpu",
+                                   "resourceClaimTemplateName": claim}]
     if field == "schedulingGroup":
         spec["schedulingGroup"] = {"podGroupName": "train-workers"}
     else:
@@ -3786,6 +3835,14 @@ def _(n):
 
 # workloadRef is Kubernetes 1.35's field: the 1.36 schema has not got it.
 NOVALIDATE.add("framework-gang-workloadref-1gpu-warn")
+
+
+# A gang's pod is a framework's: its claim the view cannot read is
+# warned as a TrainJob pod's is (dra-claim-no-view-warn), unlike a pod
+# no framework names (dra-claim-plain-pod-ungoverned).
+@case("framework-gang-dra-claim-no-view-warn")
+def _(n):
+    return review(n, gang_pod(n, gpu=None, claim="single-gpu"), HUMAN)
 
 
 @case("framework-gang-schedulinggroup-off-ignored",
