@@ -1164,8 +1164,9 @@ def _(n):
 
 # Node facts the table cannot know (issue 45 point 5): the view's GB200
 # nodes carry GFD's driver label; below R595 GPUDirect RDMA over EFA needs
-# NVreg_GrdmaPciTopoCheckOverride=1, and NVIDIA lists R595 as incompatible
-# with it on P6e-GB200 EFA (policy/pod/nodefacts.c has the sources).
+# NVreg_GrdmaPciTopoCheckOverride=1, and R595's release notes, as
+# NVIDIA/aicr quotes them, call R595 incompatible with P6e-GB200 EFA
+# (policy/pod/nodefacts.c has the sources).
 GB200_DRIVERS = "--nodes test/nodes/eks-p6e-gb200-drivers.yaml"
 GPU_TAINT_OK = [{"key": "nvidia.com/gpu", "operator": "Exists",
                  "effect": "NoSchedule"}]
