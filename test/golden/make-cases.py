@@ -178,6 +178,19 @@ def container(name, image, sa_suffix, **kw):
     return ordered(c, CONTAINER_ORDER)
 
 
+def replicaset_meta(rs, ns):
+    """The metadata of a pod of ReplicaSet rs ("APP-HASH"): generateName,
+    pod-template-hash and the controller's ownerReference as the
+    ReplicaSet controller sets them, and the template's label app: APP."""
+    app, template_hash = rs.rsplit("-", 1)
+    return {"generateName": rs + "-", "namespace": ns,
+            "labels": {"app": app, "pod-template-hash": template_hash},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                "uid": uid("rs", rs), "controller": True,
+                "blockOwnerDeletion": True}]}
+
+
 def pod_object(meta, spec, sa_suffix, service_account="default"):
     spec = dict(spec)
     spec["volumes"] = spec.get("volumes", []) + [api_volume(sa_suffix)]
@@ -1103,15 +1116,8 @@ def _(n):
 
 @case("dra-claim-deployment-pod-ungoverned")
 def _(n):
-    rs = "vllm-llama3-8b-dra-6f8c9d7b5c"
-    return claim_only_pod(n, {
-        "generateName": rs + "-", "namespace": "inference",
-        "labels": {"app": "vllm-llama3-8b-dra",
-                   "pod-template-hash": "6f8c9d7b5c"},
-        "ownerReferences": [{
-            "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-            "uid": uid("rs", rs), "controller": True,
-            "blockOwnerDeletion": True}]}, RS_CONTROLLER)
+    return claim_only_pod(n, replicaset_meta("vllm-llama3-8b-dra-6f8c9d7b5c",
+                                             "inference"), RS_CONTROLLER)
 
 
 @case("view-dra-efa-claim-p4d-deny", args="--nodes test/nodes/eks-dranet-p4d.yaml")
@@ -1521,14 +1527,7 @@ def _(n):
 @case("gpu-deployment-pod-not-training-ignored")
 def _(n):
     sfx = suffix_for(n)
-    rs = "vllm-llama3-8b-7d9f8b6c5d"
-    meta = {"generateName": rs + "-", "namespace": "inference",
-            "labels": {"app": "vllm-llama3-8b",
-                       "pod-template-hash": "7d9f8b6c5d"},
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                "uid": uid("rs", rs), "controller": True,
-                "blockOwnerDeletion": True}]}
+    meta = replicaset_meta("vllm-llama3-8b-7d9f8b6c5d", "inference")
     spec = {
         "containers": [container(
             "vllm", "vllm/vllm-openai:v0.6.3", sfx,
@@ -1544,13 +1543,7 @@ def _(n):
 @case("non-gpu-pod-ignored")
 def _(n):
     sfx = suffix_for(n)
-    rs = "web-5c8d7f9b6d"
-    meta = {"generateName": rs + "-", "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "5c8d7f9b6d"},
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                "uid": uid("rs", rs), "controller": True,
-                "blockOwnerDeletion": True}]}
+    meta = replicaset_meta("web-5c8d7f9b6d", "default")
     spec = {
         "containers": [container(
             "nginx", "nginx:1.27", sfx,
