@@ -140,6 +140,14 @@ ns_get(struct liveaudit *la, const char *name, bool make)
     return n;
 }
 
+/* The next report is written whatever it says. */
+void
+live_ns_forget_sent(struct nsrep *n)
+{
+    free(n->sent);
+    n->sent = NULL;
+}
+
 /* A namespace with no workload and no report of ours is forgotten. */
 void
 live_ns_maybe_free(struct liveaudit *la, struct nsrep *n)
@@ -433,8 +441,7 @@ report_seen(struct liveaudit *la, int res, const cJSON *obj, bool deleted)
     n->seen = la->gen[res];
     if (deleted) {
         /* Someone deleted it (or we did): written again if needed. */
-        free(n->sent);
-        n->sent = NULL;
+        live_ns_forget_sent(n);
     }
     n->dirty = true;
     live_ns_maybe_free(la, n);
@@ -461,10 +468,8 @@ all_ns_dirty(struct liveaudit *la, bool forget_sent)
     {
         struct nsrep *n = (struct nsrep *)e;
         n->dirty = true;
-        if (forget_sent) {
-            free(n->sent);
-            n->sent = NULL;
-        }
+        if (forget_sent)
+            live_ns_forget_sent(n);
     }
 }
 
@@ -516,8 +521,7 @@ on_wrote(struct liveaudit *la, const cJSON *l)
             n->exists = true;
         } else {
             /* Not written: again later, or when the CRD is back. */
-            free(n->sent);
-            n->sent = NULL;
+            live_ns_forget_sent(n);
             n->dirty = true;
             n->retry_ms = la->now_ms + RETRY_MS;
             if (code == 404)

@@ -146,6 +146,8 @@ struct liveaudit {
 /* liveaudit.c */
 char *live_xstrdup(const char *s);
 int64_t live_wall_s(void);
+/* Frees the report text last sent to n's namespace and forgets it. */
+void live_ns_forget_sent(struct nsrep *n);
 void live_ns_maybe_free(struct liveaudit *la, struct nsrep *n);
 void live_queue_cmd(struct liveaudit *la, cJSON *cmd);
 cJSON *live_cmd_new(const char *op, const char *ns);

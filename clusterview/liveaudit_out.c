@@ -222,8 +222,7 @@ live_write_report(struct liveaudit *la, struct nsrep *n, uint64_t now)
     if (n->n_workloads == 0) {
         if (n->exists || n->sent != NULL) {
             live_queue_cmd(la, live_cmd_new("unreport", n->e.key));
-            free(n->sent);
-            n->sent = NULL;
+            live_ns_forget_sent(n);
             n->exists = false; /* the answer (or the watch) says more */
         }
         live_ns_maybe_free(la, n);

@@ -9,14 +9,16 @@
  * validators/performance/nccl_preflight_nvreg.go, and aicr#2607, "up to
  * R580 requires NVreg_GrdmaPciTopoCheckOverride=1 ... R595 removed that
  * parameter"). R595 drops the parameter for a topology check (the NIC in
- * an IOMMU group, or GPU and NIC under one root port), and NVIDIA's
- * 595.91.07 release notes list R595 as backward incompatible with
- * P6e-GB200 EFA; AICR measured NCCL aborting on p6e-gb300 under 595.91.07
- * and holds its driver at 580 (aicr#2383, aicr#2439, aicr#2459). The
- * sources disagree with the reading that R595 and later need no
- * override and just work: both hold below R595, and at R595 and later on EFA the sources say it
- * breaks, so that is warned too. The module parameter itself is not in
- * any label: the warning says what to check.
+ * an IOMMU group, or GPU and NIC under one root port). That R595 is
+ * "backward incompatible with P6e-GB200 EFA" is NVIDIA's 595.91.07
+ * release notes as AICR quotes and links them (aicr#2383, aicr#2439,
+ * aicr#2459); the notes themselves were not read, so the warning names
+ * who quotes them. AICR measured NCCL aborting on p6e-gb300 under
+ * 595.91.07 and holds its driver at 580. The sources disagree with the
+ * reading that R595 and later need no override and just work: both hold
+ * below R595, and at R595 and later on EFA the sources say it breaks,
+ * so that is warned too. The module parameter itself is not in any
+ * label: the warning says what to check.
  *
  * The driver version is GPU Feature Discovery's
  * nvidia.com/cuda.driver-version.major, or its deprecated
@@ -80,8 +82,8 @@ nodefacts_kind(const struct node_kind *k, const struct instance_type *row,
     if (strcmp(nic, TABLE_NIC_DEFAULT) != 0)
         return 0;
     snprintf(s, sizeof(s),
-             "%s: NVIDIA driver R%ld; NVIDIA lists R595 as incompatible "
-             "with GPUDirect RDMA over P6e-GB200 EFA",
+             "%s: NVIDIA driver R%ld; R595's notes, as quoted by "
+             "NVIDIA/aicr, call it incompatible with P6e-GB200 EFA",
              row->name, major);
     return say(arg, s);
 }

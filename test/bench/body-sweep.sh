@@ -22,28 +22,14 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(16 64 256 1024)
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${SHARED:-$here/../../../shared}
-work=$(mktemp -d)
-pid=
-cleanup() {
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# work, pinned_serve.
+# shellcheck source=test/bench/pinned-server.sh
+. "$here/pinned-server.sh"
 
 python3 "$here/body_sizes.py" "$shared/bench/fixtures/p4d-training.json" \
 	"$work/fx" "${sizes[@]}" >/dev/null
-"$certgen" --service bench --namespace bench --out "$work/certs" \
-	>/dev/null 2>&1 || { echo "$0: $certgen failed" >&2; exit 1; }
-port=$((20000 + RANDOM % 20000))
-taskset -c "${SERVER_CPU:-0}" "$bin" serve --listen "127.0.0.1:$port" \
-	--probe-listen "127.0.0.1:$((port + 1))" --no-cluster-view \
-	--tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-	2>"${LOG:-/dev/null}" &
-pid=$!
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/readyz" && break
-	sleep 0.1
-done
+pinned_certs "$certgen"
+pinned_serve "$bin" "${LOG:-/dev/null}"
 
 # "cpu_ticks minor_faults major_faults" of the whole process.
 usage() { awk '{ print $14 + $15, $10, $12 }' "/proc/$pid/stat"; }

@@ -27,16 +27,11 @@ shared=${SHARED:-$here/../../../shared}
 fixture=$shared/bench/fixtures/p4d-training.json
 logdir=${LOGDIR:-$here/../../build}
 mkdir -p "$logdir"
-work=$(mktemp -d)
-pid=
-cleanup() {
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-	rm -rf "$work" "$logdir/log-tail.$$.log"
-}
-trap cleanup EXIT
-"$certgen" --service bench --namespace bench --out "$work/certs" \
-	>/dev/null 2>&1 || { echo "$0: $certgen failed" >&2; exit 1; }
-port=$((20000 + RANDOM % 20000))
+# work, pinned_certs, pinned_serve.
+# shellcheck source=test/bench/pinned-server.sh
+. "$here/pinned-server.sh"
+trap 'pinned_cleanup; rm -f "$logdir/log-tail.$$.log"' EXIT
+pinned_certs "$certgen"
 
 run() { # BIN LOG NAME
 	rm -f "$logdir/log-tail.$$.log"
@@ -54,15 +49,7 @@ while True:
     time.sleep(len(b) / float(sys.argv[3]))' "$work/fifo" "$2" "$LOG_RATE" &
 		sink=$work/fifo
 	fi
-	taskset -c "${SERVER_CPU:-0}" "$1" serve --listen "127.0.0.1:$port" \
-		--probe-listen "127.0.0.1:$((port + 1))" --no-cluster-view \
-		--tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-		2>"$sink" &
-	pid=$!
-	for _ in $(seq 100); do
-		curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/readyz" && break
-		sleep 0.1
-	done
+	pinned_serve "$1" "$sink"
 	taskset -c "${LOAD_CPU:-1}" "$openloop" \
 		-u "https://127.0.0.1:$port/mutate?timeout=10s" -b "$fixture" \
 		-r "$rate" -d "$seconds" -w 1 -c 64 -p 16 >"$work/load.json" || true

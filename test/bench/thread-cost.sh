@@ -18,26 +18,11 @@ openloop=$(readlink -f "$3")
 fixture=${4:-../shared/bench/fixtures/p4d-training.json}
 rate=${5:-1000}
 seconds=${6:-10}
-work=$(mktemp -d)
-pid=
-cleanup() {
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$certgen" --service bench --namespace bench --out "$work/certs" \
-	>/dev/null 2>&1 || { echo "$0: $certgen failed" >&2; exit 1; }
-port=$((20000 + RANDOM % 20000))
-taskset -c "${SERVER_CPU:-0}" "$bin" serve --listen "127.0.0.1:$port" \
-	--probe-listen "127.0.0.1:$((port + 1))" --no-cluster-view \
-	--tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-	2>"$work/serve.log" &
-pid=$!
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/readyz" && break
-	sleep 0.1
-done
+# work, pinned_serve.
+# shellcheck source=test/bench/pinned-server.sh
+. "$(dirname "$0")/pinned-server.sh"
+pinned_certs "$certgen"
+pinned_serve "$bin" "$work/serve.log"
 
 # "name/tid nanoseconds", one line per thread.
 threads() {

@@ -178,6 +178,19 @@ def container(name, image, sa_suffix, **kw):
     return ordered(c, CONTAINER_ORDER)
 
 
+def replicaset_meta(rs, ns):
+    """The metadata of a pod of ReplicaSet rs ("APP-HASH"): generateName,
+    pod-template-hash and the controller's ownerReference as the
+    ReplicaSet controller sets them, and the template's label app: APP."""
+    app, template_hash = rs.rsplit("-", 1)
+    return {"generateName": rs + "-", "namespace": ns,
+            "labels": {"app": app, "pod-template-hash": template_hash},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                "uid": uid("rs", rs), "controller": True,
+                "blockOwnerDeletion": True}]}
+
+
 def pod_object(meta, spec, sa_suffix, service_account="default"):
     spec = dict(spec)
     spec["volumes"] = spec.get("volumes", []) + [api_volume(sa_suffix)]
@@ -1073,6 +1086,40 @@ def _(n):
     return tj_4x1(n, **dra_claim("one-mig"))
 
 
+# A claim the view cannot read is warned on a training pod only: claims
+# are read for pods a training operator, a framework's marks or
+# topogate.io/managed name (claims_read), and any other pod is not
+# governed, nothing said. The cases above are TrainJob pods; these are
+# a pod nobody owns and a Deployment's inference pod, each with one GPU
+# claim of a template the view lacks (no view at all).
+def claim_only_pod(case, meta, user, restart="Always"):
+    sfx = suffix_for(case)
+    res = gpu_resources(None, cpu="10", memory="100Gi")
+    res["claims"] = [{"name": "gpu"}]
+    spec = {"containers": [container(
+                "vllm", "vllm/vllm-openai:v0.6.3", sfx,
+                args=["--model", "meta-llama/Meta-Llama-3-8B-Instruct"],
+                ports=[{"containerPort": 8000, "name": "http"}],
+                resources=res)],
+            "restartPolicy": restart,
+            "resourceClaims": [{"name": "gpu",
+                                "resourceClaimTemplateName": "single-gpu"}]}
+    return review(case, pod_object(meta, spec, sfx), user)
+
+
+@case("dra-claim-plain-pod-ungoverned")
+def _(n):
+    return claim_only_pod(n, {"name": "vllm-scratch", "namespace": "inference",
+                              "labels": {"app": "vllm-scratch"}},
+                          HUMAN, restart="Never")
+
+
+@case("dra-claim-deployment-pod-ungoverned")
+def _(n):
+    return claim_only_pod(n, replicaset_meta("vllm-llama3-8b-dra-6f8c9d7b5c",
+                                             "inference"), RS_CONTROLLER)
+
+
 @case("view-dra-efa-claim-p4d-deny", args="--nodes test/nodes/eks-dranet-p4d.yaml")
 def _(n):
     # kubernetes-sigs/dranet examples/aws_eks_examples/gpu-efa: one GPU
@@ -1123,8 +1170,9 @@ def _(n):
 
 # Node facts the table cannot know (issue 45 point 5): the view's GB200
 # nodes carry GFD's driver label; below R595 GPUDirect RDMA over EFA needs
-# NVreg_GrdmaPciTopoCheckOverride=1, and NVIDIA lists R595 as incompatible
-# with it on P6e-GB200 EFA (policy/pod/nodefacts.c has the sources).
+# NVreg_GrdmaPciTopoCheckOverride=1, and R595's release notes, as
+# NVIDIA/aicr quotes them, call R595 incompatible with P6e-GB200 EFA
+# (policy/pod/nodefacts.c has the sources).
 GB200_DRIVERS = "--nodes test/nodes/eks-p6e-gb200-drivers.yaml"
 GPU_TAINT_OK = [{"key": "nvidia.com/gpu", "operator": "Exists",
                  "effect": "NoSchedule"}]
@@ -1479,14 +1527,7 @@ def _(n):
 @case("gpu-deployment-pod-not-training-ignored")
 def _(n):
     sfx = suffix_for(n)
-    rs = "vllm-llama3-8b-7d9f8b6c5d"
-    meta = {"generateName": rs + "-", "namespace": "inference",
-            "labels": {"app": "vllm-llama3-8b",
-                       "pod-template-hash": "7d9f8b6c5d"},
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                "uid": uid("rs", rs), "controller": True,
-                "blockOwnerDeletion": True}]}
+    meta = replicaset_meta("vllm-llama3-8b-7d9f8b6c5d", "inference")
     spec = {
         "containers": [container(
             "vllm", "vllm/vllm-openai:v0.6.3", sfx,
@@ -1502,13 +1543,7 @@ def _(n):
 @case("non-gpu-pod-ignored")
 def _(n):
     sfx = suffix_for(n)
-    rs = "web-5c8d7f9b6d"
-    meta = {"generateName": rs + "-", "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "5c8d7f9b6d"},
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                "uid": uid("rs", rs), "controller": True,
-                "blockOwnerDeletion": True}]}
+    meta = replicaset_meta("web-5c8d7f9b6d", "default")
     spec = {
         "containers": [container(
             "nginx", "nginx:1.27", sfx,
@@ -3821,19 +3856,27 @@ def _(n):
 POD_SPEC_ORDER.extend(["workloadRef", "schedulingGroup"])
 
 
-def gang_pod(case, field="schedulingGroup", gpu=1, ns="ml", index=0):
+def gang_pod(case, field="schedulingGroup", gpu=1, ns="ml", index=0,
+             claim=None):
     """A pod of a Kubernetes gang (KEP-4671): spec.schedulingGroup (1.36
     OpenAPI, PodSchedulingGroup.podGroupName) or spec.workloadRef (1.35:
-    name, podGroup). Its size is the PodGroup's, not on the pod."""
+    name, podGroup). Its size is the PodGroup's, not on the pod. claim:
+    a ResourceClaimTemplate its container claims, as "gpu"."""
     sfx = suffix_for(case)
     name = "train-%d" % index
     meta = {"name": name, "namespace": ns,
             "labels": {"app": "train"}}
+    res = gpu_resources(gpu, cpu="10", memory="100Gi")
+    if claim:
+        res["claims"] = [{"name": "gpu"}]
     spec = {"containers": [container(
                 "train", TRAINER_IMAGE, sfx,
                 command=["torchrun", "--nnodes=4", "train.py"],
-                resources=gpu_resources(gpu, cpu="10", memory="100Gi"))],
+                resources=res)],
             "nodeSelector": P4D}
+    if claim:
+        spec["resourceClaims"] = [{"name": "gpu",
+                                   "resourceClaimTemplateName": claim}]
     if field == "schedulingGroup":
         spec["schedulingGroup"] = {"podGroupName": "train-workers"}
     else:
@@ -3853,6 +3896,14 @@ def _(n):
 
 # workloadRef is Kubernetes 1.35's field: the 1.36 schema has not got it.
 NOVALIDATE.add("framework-gang-workloadref-1gpu-warn")
+
+
+# A gang's pod is a framework's: its claim the view cannot read is
+# warned as a TrainJob pod's is (dra-claim-no-view-warn), unlike a pod
+# no framework names (dra-claim-plain-pod-ungoverned).
+@case("framework-gang-dra-claim-no-view-warn")
+def _(n):
+    return review(n, gang_pod(n, gpu=None, claim="single-gpu"), HUMAN)
 
 
 @case("framework-gang-schedulinggroup-off-ignored",

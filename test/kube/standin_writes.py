@@ -94,19 +94,33 @@ def _route(handler):
     return None
 
 
-def do_PATCH(self):
-    body = _body(self)
-    if not _authorized(self):
-        return
-    r = _route(self)
+def _write(handler, verb, here, not_here):
+    """What every write does first: read the body, authenticate, route,
+    answer 405 not_here unless here(resource, name), and 403 where the
+    scenario forbids verb. (body, resource, namespace, name, query), or
+    None once answered."""
+    body = _body(handler)
+    if not _authorized(handler):
+        return None
+    r = _route(handler)
     if r is None:
+        return None
+    res, _, name, _ = r
+    if not here(res, name):
+        handler.send_status(405, "MethodNotAllowed", not_here)
+        return None
+    if forbidden(handler, res, verb):
+        return None
+    return (body,) + r
+
+
+def do_PATCH(self):
+    w = _write(self, "patch",
+               lambda res, name: res == "policyreports" and name is not None,
+               "not here")
+    if w is None:
         return
-    res, ns, name, q = r
-    if res != "policyreports" or name is None:
-        self.send_status(405, "MethodNotAllowed", "not here")
-        return
-    if forbidden(self, res, "patch"):
-        return
+    body, res, ns, name, q = w
     if self.headers.get("Content-Type") != "application/apply-patch+yaml":
         self.send_status(415, "UnsupportedMediaType", "apply only here")
         return
@@ -143,18 +157,12 @@ def do_PATCH(self):
 
 
 def do_POST(self):
-    body = _body(self)
-    if not _authorized(self):
+    w = _write(self, "create",
+               lambda res, name: res == "events" and name is None,
+               "not here")
+    if w is None:
         return
-    r = _route(self)
-    if r is None:
-        return
-    res, ns, name, q = r
-    if res != "events" or name is not None:
-        self.send_status(405, "MethodNotAllowed", "not here")
-        return
-    if forbidden(self, res, "create"):
-        return
+    body, res, ns, name, q = w
     try:
         obj = json.loads(body)
     except ValueError as e:
@@ -190,18 +198,11 @@ def do_POST(self):
 
 
 def do_DELETE(self):
-    _body(self)
-    if not _authorized(self):
+    w = _write(self, "delete", lambda res, name: name is not None,
+               "no collection delete")
+    if w is None:
         return
-    r = _route(self)
-    if r is None:
-        return
-    res, ns, name, q = r
-    if name is None:
-        self.send_status(405, "MethodNotAllowed", "no collection delete")
-        return
-    if forbidden(self, res, "delete"):
-        return
+    _, res, ns, name, q = w
     cl = self.server.cluster
     key = ns + "/" + name
     with cl.lock:
