@@ -5,7 +5,7 @@
  * GPUDirect RDMA through its PCIe NICs needs. Never a refusal.
  *
  * Kubelet's Topology Manager policy is not among them: no Node label or
- * field carries it (docs/cluster-view.md says where it is instead).
+ * field carries it; numafit.h reads it from NFD's NodeResourceTopology.
  */
 #ifndef TOPOGATE_NODEFACTS_H
 #define TOPOGATE_NODEFACTS_H
