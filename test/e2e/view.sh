@@ -24,12 +24,8 @@ trap cleanup EXIT
 REVIEW=$ROOT/test/golden/cases/view-nodegroup-16x1-trainjob-deny.in.json
 
 # The apiserver's CA and certificate, and ours.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+standin_credentials
 mkcert tls
-echo "token-1" >"$TMP/token"
 
 # The scenario: only a g5.12xlarge node of another group at first; then,
 # one cue at a time, the p4d node of test/nodes/eks-p4d-p5-g5.yaml is
