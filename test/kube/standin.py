@@ -614,9 +614,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if bookmarks:
                 with cl.lock:
                     rv = str(cl.rv)
+                # The version watched: /apis/GROUP/VERSION/RESOURCE.
+                group = KINDS[res][0]
                 obj = {"kind": KINDS[res][1],
-                       "apiVersion": "v1" if res == "nodes"
-                       else KUEUE + "/v1beta1",
+                       "apiVersion": group if group == "v1"
+                       else group + "/" + self.path.split("/")[3],
                        "metadata": {"resourceVersion": rv}}
                 self.send_events(self.event_bytes("BOOKMARK", obj), pieces)
         elif "compact" in step:
