@@ -29,13 +29,15 @@ import standin  # noqa: E402
 
 RESOURCES = ["nodes", "resourceflavors", "clusterqueues", "localqueues",
              "clustertrainingruntimes", "trainingruntimes", "deviceclasses",
-             "resourceslices", "resourceclaimtemplates"]
+             "resourceslices", "resourceclaimtemplates",
+             "noderesourcetopologies"]
 failed = 0
 # A group no scenario line mentions is not installed: the client says so
 # once, then only looks again (every 5 minutes, or sooner in a long run).
 OPTIONAL = {"clustertrainingruntimes": "trainer",
             "trainingruntimes": "trainer", "deviceclasses": "dra",
-            "resourceslices": "dra", "resourceclaimtemplates": "dra"}
+            "resourceslices": "dra", "resourceclaimtemplates": "dra",
+            "noderesourcetopologies": "nrt"}
 NOT_SERVED = ["restart not_served", "replace", "unsynced not served"]
 
 
