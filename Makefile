@@ -174,6 +174,7 @@ sanitize: all $(UNIT_BIN) $(BUILD)/kube_dump
 	@$(JSONREAD_ORACLE)
 	@test/kube/run.sh $(BUILD)
 	@test/kube/dra-helper.sh $(BUILD)/topogate
+	@test/kube/nrt-helper.sh $(BUILD)/topogate
 	@test/golden/run.sh $(BUILD)/topogate
 	@test/runtimes/run.sh $(BUILD)/topogate
 	@test/nodes/run.sh $(BUILD)/topogate

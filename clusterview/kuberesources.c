@@ -13,6 +13,11 @@ static const char *const trainer_versions[] = {"v1alpha1", NULL};
 /* DRA is GA in resource.k8s.io/v1 since Kubernetes 1.34; older clusters
  * serve none of it (or betas we do not read): settled as not served. */
 static const char *const dra_versions[] = {"v1", NULL};
+/* NFD's NodeResourceTopology (cluster-scoped, one per node, named after
+ * it): v1alpha2 is the storage version, v1alpha1 still served
+ * (k8stopologyawareschedwg/noderesourcetopology-api 7f99f9c2
+ * manifests/crd.yaml); an older NFD or RTE may install only v1alpha1. */
+static const char *const nrt_versions[] = {"v1alpha2", "v1alpha1", NULL};
 
 static const struct kube_resource resources[] = {
     {"nodes", "", core_v1, "nodes", false},
@@ -28,12 +33,23 @@ static const struct kube_resource resources[] = {
     {"resourceslices", "resource.k8s.io", dra_versions, "resourceslices", true},
     {"resourceclaimtemplates", "resource.k8s.io", dra_versions,
      "resourceclaimtemplates", true},
+    {"noderesourcetopologies", "topology.node.k8s.io", nrt_versions,
+     "noderesourcetopologies", true},
 };
-static const char *const kinds[] = {
-    "Node",        "ResourceFlavor",         "ClusterQueue",
-    "LocalQueue",  "ClusterTrainingRuntime", "TrainingRuntime",
-    "DeviceClass", "ResourceSlice",          "ResourceClaimTemplate"};
+/* The kind of each row's objects, in the rows' order. */
+static const char *const kinds[] = {"Node",
+                                    "ResourceFlavor",
+                                    "ClusterQueue",
+                                    "LocalQueue",
+                                    "ClusterTrainingRuntime",
+                                    "TrainingRuntime",
+                                    "DeviceClass",
+                                    "ResourceSlice",
+                                    "ResourceClaimTemplate",
+                                    "NodeResourceTopology"};
 #define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == N_RESOURCES,
+               "one kind per resource");
 
 const struct kube_resource *
 kube_resources(size_t *n)

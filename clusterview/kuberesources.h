@@ -1,10 +1,11 @@
 /*
  * kuberesources.h - what the cluster view is made of: nodes, Kueue's
  * ResourceFlavors, ClusterQueues and LocalQueues, Trainer's
- * ClusterTrainingRuntimes and TrainingRuntimes, and DRA's DeviceClasses,
- * ResourceSlices and ResourceClaimTemplates. One list, for the watch
- * helper (topogate-kubewatch), the server that reads it, and the client's
- * test driver. Everything here is static.
+ * ClusterTrainingRuntimes and TrainingRuntimes, DRA's DeviceClasses,
+ * ResourceSlices and ResourceClaimTemplates, and NFD's
+ * NodeResourceTopologies (each node's kubelet Topology Manager policy).
+ * One list, for the watch helper (topogate-kubewatch), the server that
+ * reads it, and the client's test driver. Everything here is static.
  */
 #ifndef TOPOGATE_KUBERESOURCES_H
 #define TOPOGATE_KUBERESOURCES_H

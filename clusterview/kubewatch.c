@@ -580,6 +580,7 @@ kubewatch_start_live(const char *kubeconfig, struct server *srv,
                      size_t err_len)
 {
     struct kubewatch *w;
+    size_t n;
 
     err[0] = '\0';
     if (kubewatch_check(kubeconfig, err, err_len) < 0) {
@@ -602,8 +603,10 @@ kubewatch_start_live(const char *kubeconfig, struct server *srv,
         return NULL;
     }
     w->thread_started = true;
-    log_info("cluster view: watching nodes, Kueue queues and Trainer runtimes through %s (%s)",
-             HELPER, kubeconfig ? kubeconfig : "in cluster");
+    kube_resources(&n);
+    log_info("cluster view: watching %zu resources (kuberesources.c) through "
+             "%s (%s)",
+             n, HELPER, kubeconfig ? kubeconfig : "in cluster");
     return w;
 }
 

@@ -4,9 +4,10 @@
  *
  *   topogate-kubewatch [--kubeconfig FILE] [--check | --once | --live-audit]
  *
- * Watches nodes, Kueue's queues, Trainer's runtimes and DRA's objects
- * (kube/kube.c) and writes what it sees to stdout, one JSON object per
- * line, for `serve` to read (clusterview/kubewatch.c):
+ * Watches nodes, Kueue's queues, Trainer's runtimes, DRA's objects and
+ * NFD's NodeResourceTopologies (kube/kube.c) and writes what it sees to
+ * stdout, one JSON object per line, for `serve` to read
+ * (clusterview/kubewatch.c):
  *   {"op":"item","res":R,"object":O}        one object of a list of R
  *   {"op":"listed","res":R,"whole":B}       true: the items since the last
  *                                           "listed" are all of R; false:
@@ -19,7 +20,8 @@
  * helper keeps no object after its line is written, so its memory does
  * not grow with the cluster.
  * Objects are cut down to what decisions read (name, namespace, labels,
- * taints, allocatable; Kueue's and Trainer's spec; DRA's: slim_dra()).
+ * taints, allocatable; Kueue's and Trainer's spec; DRA's: slim_dra();
+ * NodeResourceTopology's: slim_nrt()).
  * Without --kubeconfig it is in cluster: the service account's token is
  * read here alone. --check loads the configuration and exits; --once
  * exits when every resource is listed (or found not served), at most
@@ -183,6 +185,53 @@ slim_dra(cJSON *out, const char *res, const cJSON *spec)
     cJSON_AddItemToObject(out, "spec", sp);
 }
 
+/* A NodeResourceTopology cut down to the kubelet's Topology Manager
+ * settings and each zone's resource totals. NFD's topology updater
+ * writes the attributes "topologyManagerPolicy" and
+ * "topologyManagerScope" on v1alpha2 objects, and the deprecated
+ * topologyPolicies list, the only one on v1alpha1
+ * (kubernetes-sigs/node-feature-discovery 76e6cc8c
+ * pkg/nfd-topology-updater/nfd-topology-updater.go,
+ * createTopologyAttributes). Left out: the other attributes (the pod
+ * fingerprint changes with every pod), zones' costs, and "available",
+ * which moves as pods come and go. */
+static void
+slim_nrt(cJSON *out, const cJSON *obj)
+{
+    cJSON *attrs = cJSON_CreateArray(), *zones = cJSON_CreateArray();
+    const cJSON *a, *z, *res;
+
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(obj, "attributes"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "name");
+        const char *name = cJSON_IsString(n) ? n->valuestring : "";
+        if (strcmp(name, "topologyManagerPolicy") == 0 ||
+            strcmp(name, "topologyManagerScope") == 0)
+            cJSON_AddItemToArray(attrs, cJSON_Duplicate(a, true));
+    }
+    cJSON_AddItemToObject(out, "attributes", attrs);
+    copy_member(out, obj, "topologyPolicies");
+    cJSON_ArrayForEach(z, cJSON_GetObjectItemCaseSensitive(obj, "zones"))
+    {
+        cJSON *oz = cJSON_CreateObject(), *ors = cJSON_CreateArray();
+        copy_member(oz, z, "name");
+        copy_member(oz, z, "type");
+        copy_member(oz, z, "parent");
+        cJSON_ArrayForEach(res,
+                           cJSON_GetObjectItemCaseSensitive(z, "resources"))
+        {
+            cJSON *o = cJSON_CreateObject();
+            copy_member(o, res, "name");
+            copy_member(o, res, "capacity");
+            copy_member(o, res, "allocatable");
+            cJSON_AddItemToArray(ors, o);
+        }
+        cJSON_AddItemToObject(oz, "resources", ors);
+        cJSON_AddItemToArray(zones, oz);
+    }
+    cJSON_AddItemToObject(out, "zones", zones);
+}
+
 /* What decisions read of an object, and no more: a Node's status is
  * mostly images and conditions. */
 static cJSON *
@@ -200,6 +249,8 @@ slim(const struct kube_resource *r, const cJSON *obj)
     copy_member(out, obj, "kind");
     if (strcmp(r->group, "resource.k8s.io") == 0) {
         slim_dra(out, r->name, spec);
+    } else if (strcmp(r->group, "topology.node.k8s.io") == 0) {
+        slim_nrt(out, obj);
     } else if (cJSON_GetObjectItemCaseSensitive(status, "allocatable")) {
         cJSON *sp = cJSON_CreateObject(), *st = cJSON_CreateObject();
         copy_member(sp, spec, "taints");

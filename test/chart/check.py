@@ -27,7 +27,8 @@ RELEASE, NAMESPACE = "topogate", "topogate-system"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # What the cluster view may read, and how: issue 12, "Install"; and
 # Trainer's runtimes, which a TrainJob's pods come from; DRA's classes,
-# slices and claim templates (issue 46).
+# slices and claim templates (issue 46); NFD's NodeResourceTopologies
+# (each node's kubelet Topology Manager policy).
 VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
               ("kueue.x-k8s.io", "clusterqueues"),
               ("kueue.x-k8s.io", "localqueues"),
@@ -35,7 +36,8 @@ VIEW_RULES = {("", "nodes"), ("kueue.x-k8s.io", "resourceflavors"),
               ("trainer.kubeflow.org", "trainingruntimes"),
               ("resource.k8s.io", "deviceclasses"),
               ("resource.k8s.io", "resourceslices"),
-              ("resource.k8s.io", "resourceclaimtemplates")}
+              ("resource.k8s.io", "resourceclaimtemplates"),
+              ("topology.node.k8s.io", "noderesourcetopologies")}
 VIEW_VERBS = {"get", "list", "watch"}
 # liveAudit.enabled: its own ClusterRole, these rules exactly.
 LIVE_RULES = {("", "pods"): {"get", "list", "watch"},

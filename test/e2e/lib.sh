@@ -82,6 +82,17 @@ wait_for_text() {
 	return 1
 }
 
+# standin_credentials: TMP/api.crt and api.key, the stand-in apiserver's
+# self-signed certificate for 127.0.0.1, and TMP/token, the bearer token
+# it takes.
+standin_credentials() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
+		-addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+	echo "token-1" >"$TMP/token"
+}
+
 # standin_start SCENARIO SUITE [ARG...]: the stand-in apiserver
 # (test/kube/standin.py) on SCENARIO, serving TMP/api.crt and api.key and
 # taking TMP/token, with ARG... passed on; sets STANDIN and API_PORT and

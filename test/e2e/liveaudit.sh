@@ -34,12 +34,8 @@ SHARED=${SHARED:-$ROOT/../shared}
 VALIDATE=$SHARED/tools/k8s-validate
 CRDS=$ROOT/test/data/k8s/crds
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+standin_credentials
 mkcert tls
-echo "token-1" >"$TMP/token"
 
 # scenario NAME [OPTIONS-JSON]: TMP/NAME.json. The nodes of
 # eks-p4d-p5-g5.yaml; the job's 16 pods (the p4d-16x1 golden pod, its

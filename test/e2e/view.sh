@@ -24,23 +24,27 @@ trap cleanup EXIT
 REVIEW=$ROOT/test/golden/cases/view-nodegroup-16x1-trainjob-deny.in.json
 
 # The apiserver's CA and certificate, and ours.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+standin_credentials
 mkcert tls
-echo "token-1" >"$TMP/token"
 
 # The scenario: only a g5.12xlarge node of another group at first; then,
 # one cue at a time, the p4d node of test/nodes/eks-p4d-p5-g5.yaml is
 # added, moved to another node group, moved back, and deleted.
 # Trainer is installed: its ClusterTrainingRuntimes are those of
-# test/golden/runtimes/mpi-runtimes.yaml.
+# test/golden/runtimes/mpi-runtimes.yaml. So is NFD's topology updater:
+# the g5 node's NodeResourceTopology (test/kube/scenarios/nrt-served.json's,
+# renamed) is there, and the p4d node's arrives with it.
 $PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" \
-	"$ROOT/test/golden/runtimes/mpi-runtimes.yaml" >"$TMP/scenario.json" <<'PY'
+	"$ROOT/test/golden/runtimes/mpi-runtimes.yaml" \
+	"$ROOT/test/kube/scenarios/nrt-served.json" >"$TMP/scenario.json" <<'PY'
 import copy, json, sys, yaml
 items = yaml.safe_load(open(sys.argv[1]))["items"]
 runtimes = list(yaml.safe_load_all(open(sys.argv[3])))
+nrt = json.load(open(sys.argv[4]))["objects"]["noderesourcetopologies"][0]
+def topology(node):
+    t = copy.deepcopy(nrt)
+    t["metadata"]["name"] = node["metadata"]["name"]
+    return t
 node = next(i for i in items if i.get("kind") == "Node" and
             i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
             == "p4d-workers")
@@ -55,9 +59,13 @@ g5 = next(i for i in items if i.get("kind") == "Node" and
           == "g5-dev")
 print(json.dumps({"comment": "test/e2e/view.sh",
                   "trainer": {"versions": ["v1alpha1"]},
+                  "nrt": {"versions": ["v1alpha2", "v1alpha1"]},
                   "objects": {"nodes": [g5],
-                              "clustertrainingruntimes": runtimes},
-                  "watch": {"nodes": [steps]}}))
+                              "clustertrainingruntimes": runtimes,
+                              "noderesourcetopologies": [topology(g5)]},
+                  "watch": {"nodes": [steps],
+                            "noderesourcetopologies": [
+                                [cue(1), {"add": topology(node)}]]}}))
 PY
 
 # standin SCENARIO: the stand-in apiserver (lib.sh standin_start).
@@ -104,6 +112,8 @@ fi
 wait_metric topogate_view_synced 1
 expect "the view is synced, with the g5 node" "1 1" \
 	"$(metric topogate_view_synced) $(metric topogate_view_nodes)"
+expect_log "NodeResourceTopologies are watched at v1alpha2" \
+	'noderesourcetopologies: served as topology.node.k8s.io/v1alpha2'
 until_verdict "no node of the group yet: allowed, and it says so" \
 	"^allow: no node in the cluster fits this pod yet"
 

@@ -29,23 +29,38 @@ import standin  # noqa: E402
 
 RESOURCES = ["nodes", "resourceflavors", "clusterqueues", "localqueues",
              "clustertrainingruntimes", "trainingruntimes", "deviceclasses",
-             "resourceslices", "resourceclaimtemplates"]
+             "resourceslices", "resourceclaimtemplates",
+             "noderesourcetopologies"]
 failed = 0
 # A group no scenario line mentions is not installed: the client says so
 # once, then only looks again (every 5 minutes, or sooner in a long run).
 OPTIONAL = {"clustertrainingruntimes": "trainer",
             "trainingruntimes": "trainer", "deviceclasses": "dra",
-            "resourceslices": "dra", "resourceclaimtemplates": "dra"}
+            "resourceslices": "dra", "resourceclaimtemplates": "dra",
+            "noderesourcetopologies": "nrt"}
 NOT_SERVED = ["restart not_served", "replace", "unsynced not served"]
 
 
+def wanted(sc, r):
+    """What a resource's callbacks should be: the scenario's "expect" for
+    it, else its "expect_every" (what every resource sees: a TLS failure),
+    else nothing, or not served for an optional group left out."""
+    if r in sc.get("expect", {}):
+        return sc["expect"][r]
+    if "expect_every" in sc:
+        return sc["expect_every"]
+    return NOT_SERVED if r in OPTIONAL else []
+
+
 def callbacks_match(sc, r, seen):
+    want = wanted(sc, r)
     if r in sc.get("expect_prefix", []):
         # A loop that goes on (an endless list, a 410 storm): how it
         # starts is what the scenario says.
-        return seen[:len(sc["expect"][r])] == sc["expect"][r]
-    if r in sc["expect"] or OPTIONAL.get(r) in sc:
-        return seen == sc["expect"].get(r, [])
+        return seen[:len(want)] == want
+    if r in sc.get("expect", {}) or "expect_every" in sc or \
+            OPTIONAL.get(r) in sc:
+        return seen == want
     return seen[:3] == NOT_SERVED and \
         all(x == "restart not_served" for x in seen[3:])
 
@@ -174,7 +189,6 @@ def main():
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(args, stdout=out, stderr=err, env=env)
 
-    expect = sc["expect"]
     deadline = time.monotonic() + sc.get("timeout", 20)
     seen = {}
 
@@ -193,8 +207,7 @@ def main():
 
     while time.monotonic() < deadline and proc.poll() is None:
         seen, _ = read()
-        if all(len(seen[r]) >= len(expect.get(r, NOT_SERVED if r in OPTIONAL
-                                              else [])) for r in RESOURCES):
+        if all(len(seen[r]) >= len(wanted(sc, r)) for r in RESOURCES):
             break
         time.sleep(0.1)
     # Anything more that was going to come comes now.
@@ -214,12 +227,21 @@ def main():
     stderr = open(err_path).read()
 
     for r in RESOURCES:
-        want = expect.get(r, NOT_SERVED if r in OPTIONAL else [])
+        want = wanted(sc, r)
         if callbacks_match(sc, r, seen[r]):
             ok("%s: %s callbacks" % (name, r))
         else:
             not_ok("%s: %s callbacks" % (name, r),
                    "\n    want %s\n    got  %s" % (want, seen[r]))
+    # The kind serve files each resource's objects under is the kind the
+    # API gives them (the stand-in's table, from the API docs and CRDs).
+    kinds = [(x["res"], x.get("kind")) for x in lines
+             if x.get("cb") in ("replace", "event")]
+    bad = sorted(set(k for k in kinds if k[1] != standin.KINDS[k[0]][1]))
+    if bad:
+        not_ok("%s: kinds as the API names them" % name, bad[:3])
+    elif kinds:
+        ok("%s: kinds as the API names them (%d lines)" % (name, len(kinds)))
     if rc == 0 and lines and lines[-1].get("cb") == "stopped" and \
             stop_s < 2.5:
         ok("%s: stops on SIGTERM (%.2f s)" % (name, stop_s))

@@ -27,11 +27,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-dra.XXXXXX") || exit 2
 . "$ROOT/test/e2e/lib.sh"
 trap cleanup EXIT
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
-echo "token-1" >"$TMP/token"
+standin_credentials
 
 # scenario SERVED FILE: the cluster file's objects, by resource; SERVED
 # 1: resource.k8s.io/v1 served, 0: not.

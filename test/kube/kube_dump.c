@@ -2,14 +2,17 @@
  * kube_dump.c - kube/kube.c's callbacks as JSON lines, for
  * test/kube/run.sh.
  *
- *   kube_dump --kubeconfig FILE   watch nodes and the three Kueue
- *   kube_dump --in-cluster          resources until SIGTERM or SIGINT
+ *   kube_dump --kubeconfig FILE   watch what serve watches
+ *   kube_dump --in-cluster          (kuberesources.c) until SIGTERM or
+ *                                   SIGINT
  *   kube_dump --config (--kubeconfig FILE | --in-cluster)
  *                                 print the loaded config and exit
  *
  * One line per callback, flushed: {"cb":"replace","res":"nodes",
- * "names":[...]} for a whole list (its items are gathered by name as
- * they come; a list that fails part way prints nothing), {"cb":"event",...,"type":"ADDED","name":..,"rv":..},
+ * "names":[...],"kind":K} for a whole list (its items are gathered by
+ * name as they come; a list that fails part way prints nothing),
+ * {"cb":"event",...,"type":"ADDED","name":..,"kind":K,"rv":..} (K: the
+ * kind serve gives the resource's objects, kube_resource_kind()),
  * {"cb":"restart",...,"reason":..}, {"cb":"state",...,"synced":..,
  * "why":..}, {"cb":"tick"} for the first tick only, {"cb":"stopped"}.
  * A config error prints {"error": "..."} and exits 1.
@@ -64,6 +67,16 @@ name_of(const cJSON *obj)
     return cJSON_IsString(n) ? n->valuestring : "?";
 }
 
+/* The kind serve files a resource's objects under (kuberesources.c),
+ * for check.py to hold against the kind the API gives them. */
+static void
+add_kind(cJSON *l, const struct kube_resource *r)
+{
+    const char *kind = kube_resource_kind(r->name);
+
+    cJSON_AddStringToObject(l, "kind", kind ? kind : "?");
+}
+
 /* The names of a list's items so far, by resource: a list is handed
  * over an item at a time, and printed as one line when whole. */
 #define PENDING_MAX 16
@@ -99,6 +112,7 @@ on_listed(void *ctx, const struct kube_resource *r, bool whole)
     }
     cJSON *l = line_new("replace", r);
     cJSON_AddItemToObject(l, "names", names);
+    add_kind(l, r);
     emit(l);
 }
 
@@ -114,6 +128,7 @@ on_event(void *ctx, const struct kube_resource *r, const char *type,
     (void)ctx;
     cJSON_AddStringToObject(l, "type", type);
     cJSON_AddStringToObject(l, "name", name_of(obj));
+    add_kind(l, r);
     cJSON_AddStringToObject(l, "rv",
                             cJSON_IsString(rv) ? rv->valuestring : "?");
     /* The size of the object, so a test can see a big one arrive whole. */

@@ -26,12 +26,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/topogate-lascale.XXXXXX") || exit 2
 . "$ROOT/test/e2e/lib.sh"
 trap cleanup EXIT
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+standin_credentials
 mkcert tls
-echo "token-1" >"$TMP/token"
 
 # scenario N FILE: N pods (jobs of 16, 10 jobs a namespace).
 scenario() {

@@ -5,10 +5,11 @@
 # in it, or kube_dump itself). First the config loaders, through
 # `kube_dump --config`; then each scenario in test/kube/scenarios/, run
 # by check.py: the stand-in (standin.py, written from the API docs)
-# serves HTTPS with a CA made here by openssl, kube_dump watches nodes and
-# the three Kueue resources against it, and the callbacks it prints are
-# compared, resource by resource, with the scenario's "expect". Prints
-# `ok - name` or `not ok - name: details`; exits 1 if any failed.
+# serves HTTPS with a CA made here by openssl, kube_dump watches what
+# serve watches (clusterview/kuberesources.c) against it, and the
+# callbacks it prints are compared, resource by resource, with the
+# scenario's "expect". Prints `ok - name` or `not ok - name: details`;
+# exits 1 if any failed.
 
 set -u
 

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""A stand-in kube-apiserver for test/kube: nodes and Kueue's three
-resources, over HTTPS, scripted per scenario.
+"""A stand-in kube-apiserver for test/kube: nodes and the API groups of
+the CRDs the cluster view reads (Kueue, Trainer, DRA, NFD's
+NodeResourceTopology) and the live audit's, over HTTPS, scripted per
+scenario.
 
 Written from the API documentation, not from topogate's client:
 https://kubernetes.io/docs/reference/using-api/api-concepts/ ("Efficient
@@ -63,6 +65,10 @@ TRAINER = "trainer.kubeflow.org"
 # served only when the scenario says so, as on a cluster before 1.34.
 RESOURCE = "resource.k8s.io"
 WGPOLICY = "wgpolicyk8s.io"
+# NFD's NodeResourceTopology CRD: cluster-scoped, v1alpha2 (storage) and
+# v1alpha1 (k8stopologyawareschedwg/noderesourcetopology-api 7f99f9c2
+# manifests/crd.yaml).
+NRT = "topology.node.k8s.io"
 KINDS = {
     "nodes": ("v1", "Node"),
     "resourceflavors": (KUEUE, "ResourceFlavor"),
@@ -73,6 +79,7 @@ KINDS = {
     "deviceclasses": (RESOURCE, "DeviceClass"),
     "resourceslices": (RESOURCE, "ResourceSlice"),
     "resourceclaimtemplates": (RESOURCE, "ResourceClaimTemplate"),
+    "noderesourcetopologies": (NRT, "NodeResourceTopology"),
     # The live audit's (standin_writes.py): pods, listed and watched
     # across namespaces with a labelSelector, and PolicyReports, also
     # written (server-side apply, DELETE).
@@ -83,9 +90,9 @@ KINDS = {
 NAMESPACED = ("pods", "policyreports")
 # An API group a CRD adds is served only when the scenario says which
 # versions: scenario["kueue"] / scenario["trainer"] / scenario["dra"] /
-# scenario["policyreport"] = {"versions": [...]}.
+# scenario["nrt"] / scenario["policyreport"] = {"versions": [...]}.
 GROUP_KEYS = {KUEUE: "kueue", TRAINER: "trainer", RESOURCE: "dra",
-              WGPOLICY: "policyreport"}
+              NRT: "nrt", WGPOLICY: "policyreport"}
 
 
 # The pools of a generated cluster: nodegroup, instance type, GPUs, EFA.
@@ -614,9 +621,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if bookmarks:
                 with cl.lock:
                     rv = str(cl.rv)
+                # The version watched: /apis/GROUP/VERSION/RESOURCE.
+                group = KINDS[res][0]
                 obj = {"kind": KINDS[res][1],
-                       "apiVersion": "v1" if res == "nodes"
-                       else KUEUE + "/v1beta1",
+                       "apiVersion": group if group == "v1"
+                       else group + "/" + self.path.split("/")[3],
                        "metadata": {"resourceVersion": rv}}
                 self.send_events(self.event_bytes("BOOKMARK", obj), pieces)
         elif "compact" in step:

@@ -41,12 +41,8 @@ trap cleanup EXIT
 
 [ -x /usr/bin/time ] || { echo "# skipped: view-scale (no /usr/bin/time)"; exit 0; }
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-	-sha256 -nodes -days 1 -subj /CN=kube-apiserver \
-	-addext subjectAltName=IP:127.0.0.1 \
-	-keyout "$TMP/api.key" -out "$TMP/api.crt" 2>>"$TMP/openssl.log"
+standin_credentials
 mkcert tls
-echo "token-1" >"$TMP/token"
 
 # scenario N FILE: N generated nodes; the watch shrinks the cluster to 8
 # when TMP/cue-shrink appears.
