@@ -33,7 +33,10 @@ mkcert tls
 # Trainer is installed: its ClusterTrainingRuntimes are those of
 # test/golden/runtimes/mpi-runtimes.yaml. So is NFD's topology updater:
 # the g5 node's NodeResourceTopology (test/kube/scenarios/nrt-served.json's,
-# renamed) is there, and the p4d node's arrives with it.
+# renamed) is there, and the p4d node's arrives with it, its kubelet's
+# Topology Manager policy none; at cue 10 it turns single-numa-node (the
+# split is then warned, not refused: its whole-node fix would not be
+# admitted), at cue 11 back to none.
 $PY - "$ROOT/test/nodes/eks-p4d-p5-g5.yaml" "$TMP" \
 	"$ROOT/test/golden/runtimes/mpi-runtimes.yaml" \
 	"$ROOT/test/kube/scenarios/nrt-served.json" >"$TMP/scenario.json" <<'PY'
@@ -41,9 +44,17 @@ import copy, json, sys, yaml
 items = yaml.safe_load(open(sys.argv[1]))["items"]
 runtimes = list(yaml.safe_load_all(open(sys.argv[3])))
 nrt = json.load(open(sys.argv[4]))["objects"]["noderesourcetopologies"][0]
-def topology(node):
+# policy: kubelet's, set as NFD writes it (the attribute, and the
+# deprecated list's name for it with scope container).
+LISTED = {"none": "None", "single-numa-node": "SingleNUMANodeContainerLevel"}
+def topology(node, policy=None):
     t = copy.deepcopy(nrt)
     t["metadata"]["name"] = node["metadata"]["name"]
+    if policy:
+        for a in t["attributes"]:
+            if a["name"] == "topologyManagerPolicy":
+                a["value"] = policy
+        t["topologyPolicies"] = [LISTED[policy]]
     return t
 node = next(i for i in items if i.get("kind") == "Node" and
             i["metadata"]["labels"].get("eks.amazonaws.com/nodegroup")
@@ -65,7 +76,11 @@ print(json.dumps({"comment": "test/e2e/view.sh",
                               "noderesourcetopologies": [topology(g5)]},
                   "watch": {"nodes": [steps],
                             "noderesourcetopologies": [
-                                [cue(1), {"add": topology(node)}]]}}))
+                                [cue(1), {"add": topology(node, "none")},
+                                 cue(10), {"modify": topology(
+                                     node, "single-numa-node")},
+                                 cue(11), {"modify": topology(node, "none")}
+                                 ]]}}))
 PY
 
 # standin SCENARIO: the stand-in apiserver (lib.sh standin_start).
@@ -137,6 +152,11 @@ fi
 touch "$TMP/cue-1"
 until_verdict "its p4d.24xlarge node appears: 16 x 1 GPU denied" "^deny$"
 expect "the view holds the node" "2" "$(metric topogate_view_nodes)"
+touch "$TMP/cue-10"
+until_verdict "its kubelet turns single-numa-node: the split is not refused" \
+	"^allow: p4d.24xlarge .*not refused; kubelet's single-numa-node policy"
+touch "$TMP/cue-11"
+until_verdict "and back to none: denied again" "^deny$"
 
 touch "$TMP/cue-2"
 until_verdict "the node moves to another group: allowed again" \
