@@ -601,7 +601,8 @@ placement_numa(const struct snapshot *s, const struct view *v,
 
     p->n_numa = 0;
     p->numa_gpus = 0;
-    if (v == NULL || v->too_many || v->n_kinds == 0)
+    /* Most clusters have none: no second look at the kinds. */
+    if (v == NULL || v->too_many || v->n_kinds == 0 || !v->numa_strict)
         return;
     q = queue && ns ? view_queue(v, ns, queue) : NULL;
     if ((counts = calloc(v->n_kinds, sizeof(*counts))) == NULL ||

@@ -1388,8 +1388,13 @@ view_build(const struct view_index *x)
         !sorted)
         goto fail;
     /* Every GPU node counts, kept out past VIEW_KINDS_MAX or not. */
-    for (size_t i = 0; i < x->n_kinds; i++)
-        v->n_nodes += x->kinds[i]->k.gpus ? x->kinds[i]->k.nodes : 0;
+    for (size_t i = 0; i < x->n_kinds; i++) {
+        const struct node_kind *k = &x->kinds[i]->k;
+        v->n_nodes += k->gpus ? k->nodes : 0;
+        v->numa_strict = v->numa_strict ||
+                         (k->gpus && (k->numa.policy == NUMA_RESTRICTED ||
+                                      k->numa.policy == NUMA_SINGLE_NODE));
+    }
     if (x->n_per_node &&
         (v->per_node = calloc(x->n_per_node, sizeof(char *))) == NULL)
         goto fail;

@@ -111,6 +111,8 @@ struct view {
     cJSON *claim_templates; /* ResourceClaimTemplates, "ns/name" -> object */
     size_t n_slices;        /* ResourceSlices of one node each */
     size_t n_numa;          /* NodeResourceTopologies */
+    bool numa_strict;       /* a GPU kind's kubelet is restricted or
+                               single-numa-node: placement_numa() looks */
     size_t n_unread;        /* GPU-less nodes not kept (viewindex bound) */
     cJSON *runtime_objects;   /* Trainer's runtimes, an array */
     struct runtimes runtimes; /* the same, for expand() */
