@@ -97,9 +97,9 @@ static bool
 fix_refused(const struct workload *w, const struct placement *p,
             const struct instance_type *t, struct finding *f)
 {
-    long per = advice_pod_gpus(w, t);
+    long per;
 
-    if (p->numa_gpus <= 0 || per <= p->numa_gpus)
+    if (p->numa_gpus <= 0 || (per = advice_pod_gpus(w, t)) <= p->numa_gpus)
         return false;
     f->sev = SEV_SOFT;
     /* No fix: the one that would help is not the pod's to make. */
