@@ -31,6 +31,7 @@
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
 #include "policy/table/table.h"
+#include "policy/view/numamap.h"
 #include "policy/view/viewdra.h"
 
 /* --- kinds ------------------------------------------------------------- */
@@ -71,7 +72,7 @@ struct view_index {
     cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
     cJSON *device_classes, *claim_templates; /* DRA's, kept whole */
     cJSON *slices;       /* ResourceSlice name -> viewdra_slice_summary() */
-    cJSON *numa;         /* node name -> viewnuma_summary() */
+    struct numa_map *numa; /* node name -> its NodeResourceTopology's */
     size_t n_idle_kinds; /* kinds of no GPU: not in views */
     bool idle_full;      /* a GPU-less node was not kept */
 };
@@ -337,9 +338,12 @@ dra_apply(const struct view_index *x, const char *node, struct node_kind *k)
 static void
 numa_apply(const struct view_index *x, const char *node, struct node_kind *k)
 {
-    viewnuma_read(node ? cJSON_GetObjectItemCaseSensitive(x->numa, node)
-                       : NULL,
-                  &k->numa);
+    const struct node_numa *n = node ? numa_map_get(x->numa, node) : NULL;
+
+    if (n)
+        k->numa = *n;
+    else
+        memset(&k->numa, 0, sizeof(k->numa));
 }
 
 /* What a node's own objects add to its kind; -1 out of memory. */
@@ -834,24 +838,18 @@ slice_put(struct view_index *x, const char *name, const cJSON *obj)
 /* A node's NodeResourceTopology in, or (obj NULL) the one named name out:
  * 1 when the summary changed, 0 not, -1 out of memory. */
 static int
-numa_put(struct view_index *x, const char *name, const cJSON *obj)
+numa_put(struct view_index *x, const cJSON *obj, bool gone)
 {
-    cJSON *sum = NULL, *old;
+    struct node_numa n;
+    const char *name = viewnuma_read(obj, &n);
+    int rc;
 
     if (name == NULL)
         return 0;
-    if (obj && (sum = viewnuma_summary(obj)) == NULL)
-        return -1;
-    old = cJSON_GetObjectItemCaseSensitive(x->numa, name);
-    if (old == NULL ? sum == NULL : sum && cJSON_Compare(old, sum, 1)) {
-        cJSON_Delete(sum); /* pods came or went: nothing kept changed */
-        return 0;
-    }
-    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(x->numa, name));
-    if (sum && !cJSON_AddItemToObject(x->numa, name, sum)) {
-        cJSON_Delete(sum);
-        return -1;
-    }
+    /* 0: pods came or went, and nothing kept changed. */
+    rc = gone ? numa_map_del(x->numa, name) : numa_map_put(x->numa, name, &n);
+    if (rc <= 0)
+        return rc;
     if (rekind_name(x, name) < 0 || per_node_check(x) < 0)
         return -1;
     return 1; /* one for a node not seen yet waits for it */
@@ -902,8 +900,7 @@ view_index_put_object(struct view_index *x, const char *kind,
         return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
                          obj);
     if (strcmp(kind, "NodeResourceTopology") == 0)
-        return numa_put(x, json_string(json_get(obj, "metadata"), "name"),
-                        obj);
+        return numa_put(x, obj, false);
     if (map == NULL || json_string(json_get(obj, "metadata"), "name") == NULL)
         return 0; /* not one of these kinds, or nameless: nothing to keep */
     object_key(obj, key, sizeof(key));
@@ -941,8 +938,7 @@ view_index_del_object(struct view_index *x, const char *kind,
         return slice_put(x, json_string(json_get(obj, "metadata"), "name"),
                          NULL);
     if (strcmp(kind, "NodeResourceTopology") == 0)
-        return numa_put(x, json_string(json_get(obj, "metadata"), "name"),
-                        NULL);
+        return numa_put(x, obj, true);
     if (map == NULL)
         return 0;
     object_key(obj, key, sizeof(key));
@@ -979,13 +975,16 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         return rekind_all(x) < 0 ? -1 : 0;
     }
     if (strcmp(kind, "NodeResourceTopology") == 0) {
-        cJSON_Delete(x->numa);
-        if ((x->numa = cJSON_CreateObject()) == NULL)
+        struct numa_map *m = numa_map_new();
+        if (m == NULL)
             return -1;
+        numa_map_free(x->numa);
+        x->numa = m;
         cJSON_ArrayForEach(it, items)
         {
-            if (numa_put(x, json_string(json_get(it, "metadata"), "name"),
-                         it) < 0)
+            struct node_numa n;
+            const char *name = viewnuma_read(it, &n);
+            if (name && numa_map_put(x->numa, name, &n) < 0)
                 return -1;
         }
         return rekind_all(x) < 0 ? -1 : 0;
@@ -1074,7 +1073,7 @@ view_index_new(void)
     x->device_classes = cJSON_CreateObject();
     x->claim_templates = cJSON_CreateObject();
     x->slices = cJSON_CreateObject();
-    x->numa = cJSON_CreateObject();
+    x->numa = numa_map_new();
     if (!x->flavors || !x->cluster_queues || !x->local_queues || !x->runtimes ||
         !x->cluster_runtimes || !x->device_classes || !x->claim_templates ||
         !x->slices || !x->numa) {
@@ -1104,7 +1103,7 @@ view_index_free(struct view_index *x)
     cJSON_Delete(x->device_classes);
     cJSON_Delete(x->claim_templates);
     cJSON_Delete(x->slices);
-    cJSON_Delete(x->numa);
+    numa_map_free(x->numa);
     free(x);
 }
 
@@ -1370,7 +1369,7 @@ view_build(const struct view_index *x)
         return NULL;
     v->refs = 1;
     v->n_slices = (size_t)cJSON_GetArraySize(x->slices);
-    v->n_numa = (size_t)cJSON_GetArraySize(x->numa);
+    v->n_numa = numa_map_count(x->numa);
     v->n_unread = x->idle_full;
     if (kinds > VIEW_KINDS_MAX) {
         kinds = VIEW_KINDS_MAX;

@@ -19,7 +19,7 @@
  *   RestrictedContainerLevel, ... and None for "none" or anything else).
  * - A zone's capacity is what kubelet counts when it works out the
  *   fewest NUMA nodes a request fits in; available moves with every pod,
- *   so the summary keeps capacity alone (allocatable where capacity is
+ *   so the facts keep capacity alone (allocatable where capacity is
  *   missing) and the kind does not change as pods come and go.
  */
 #include "policy/view/viewnuma.h"
@@ -126,82 +126,48 @@ count_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Each NUMA zone's count of resource, most first, as a JSON array. */
-static cJSON *
-zone_counts(const cJSON *zones, const char *resource)
+/* Each NUMA zone's GPUs and CPUs into out, most first; none past
+ * NUMA_ZONES_MAX zones (more than kubelet takes). */
+static void
+zones_read(const cJSON *zones, struct node_numa *out)
 {
-    long counts[NUMA_ZONES_MAX];
-    size_t n = 0;
     const cJSON *z;
+    int n = 0;
 
     cJSON_ArrayForEach(z, zones)
     {
         const char *type = json_string(z, "type");
         if (type == NULL || strcmp(type, "Node") != 0)
             continue;
-        if (n == NUMA_ZONES_MAX)
-            return cJSON_CreateArray(); /* more than kubelet takes */
-        counts[n++] = zone_count(z, resource);
-    }
-    qsort(counts, n, sizeof(counts[0]), count_desc);
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; arr && i < n; i++)
-        if (!cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)counts[i]))) {
-            cJSON_Delete(arr);
-            return NULL;
+        if (n == NUMA_ZONES_MAX) {
+            n = 0;
+            break;
         }
-    return arr;
+        out->gpus[n] = zone_count(z, RESOURCE_GPU);
+        out->cpus[n++] = zone_count(z, "cpu");
+    }
+    qsort(out->gpus, (size_t)n, sizeof(long), count_desc);
+    qsort(out->cpus, (size_t)n, sizeof(long), count_desc);
+    for (int i = n; i < NUMA_ZONES_MAX; i++)
+        out->gpus[i] = out->cpus[i] = 0;
+    out->zones = n;
 }
 
-cJSON *
-viewnuma_summary(const cJSON *nrt)
+const char *
+viewnuma_read(const cJSON *nrt, struct node_numa *out)
 {
     const char *node = json_string(json_get(nrt, "metadata"), "name");
     const cJSON *attrs = json_get(nrt, "attributes");
-    enum numa_policy p = policy_of(attribute(attrs, "topologyManagerPolicy"));
     const char *scope = attribute(attrs, "topologyManagerScope");
-    bool pod_scope = scope && strcmp(scope, "pod") == 0;
-    cJSON *sum;
-
-    if (node == NULL)
-        return NULL;
-    if (p == NUMA_NOT_SAID)
-        deprecated_policy(json_get(nrt, "topologyPolicies"), &p, &pod_scope);
-    if ((sum = cJSON_CreateObject()) == NULL ||
-        !cJSON_AddStringToObject(sum, "node", node) ||
-        !cJSON_AddStringToObject(sum, "policy", policy_names[p]) ||
-        !cJSON_AddStringToObject(sum, "scope", pod_scope ? "pod" : "container") ||
-        !cJSON_AddItemToObject(sum, "gpus",
-                               zone_counts(json_get(nrt, "zones"),
-                                           RESOURCE_GPU)) ||
-        !cJSON_AddItemToObject(sum, "cpus",
-                               zone_counts(json_get(nrt, "zones"), "cpu"))) {
-        cJSON_Delete(sum);
-        return NULL;
-    }
-    return sum;
-}
-
-void
-viewnuma_read(const cJSON *summary, struct node_numa *out)
-{
-    const cJSON *gpus = json_get(summary, "gpus");
-    const cJSON *cpus = json_get(summary, "cpus");
-    const char *scope = json_string(summary, "scope");
-    int n = cJSON_GetArraySize(gpus);
 
     memset(out, 0, sizeof(*out));
-    if (summary == NULL)
-        return;
-    out->policy = policy_of(json_string(summary, "policy"));
+    out->policy = policy_of(attribute(attrs, "topologyManagerPolicy"));
     out->pod_scope = scope && strcmp(scope, "pod") == 0;
-    if (n > NUMA_ZONES_MAX || n != cJSON_GetArraySize(cpus))
-        return;
-    out->zones = n;
-    for (int i = 0; i < n; i++) {
-        out->gpus[i] = (long)cJSON_GetArrayItem(gpus, i)->valuedouble;
-        out->cpus[i] = (long)cJSON_GetArrayItem(cpus, i)->valuedouble;
-    }
+    if (out->policy == NUMA_NOT_SAID)
+        deprecated_policy(json_get(nrt, "topologyPolicies"), &out->policy,
+                          &out->pod_scope);
+    zones_read(json_get(nrt, "zones"), out);
+    return node;
 }
 
 bool

@@ -36,15 +36,11 @@ struct node_numa {
 };
 
 /*
- * A NodeResourceTopology cut down to what a kind needs, as an owned
- * object: {"node", "policy", "scope", "gpus": [..], "cpus": [..]}, with
- * none of what changes as pods come and go (a zone's "available"). NULL
- * when it names no node, or out of memory.
+ * A NodeResourceTopology's facts into *out, none of what changes as pods
+ * come and go (a zone's "available"); returns the node it is for (its
+ * name, borrowed from nrt), or NULL when it names none.
  */
-cJSON *viewnuma_summary(const cJSON *nrt);
-
-/* A summary (NULL: none) into *out. */
-void viewnuma_read(const cJSON *summary, struct node_numa *out);
+const char *viewnuma_read(const cJSON *nrt, struct node_numa *out);
 
 bool viewnuma_equal(const struct node_numa *a, const struct node_numa *b);
 

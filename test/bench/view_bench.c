@@ -1,7 +1,7 @@
 /*
  * view_bench.c - the cluster view at scale, in process:
  *
- *   view_bench [-N NODES] [-K KINDS] FIXTURE
+ *   view_bench [-N NODES] [-K KINDS] [-C CPU_NODES [-U]] [-T] FIXTURE
  *
  * A synthetic cluster of NODES GPU nodes (default 5,000) in KINDS kinds
  * (default 40: eight instance types, each kind a node group of its own,
@@ -18,6 +18,13 @@
  *                   p4d.24xlarge), the same with the view in place, and
  *                   with its pin replaced by a node group the view
  *                   resolves: what the view adds to a review.
+ * With -C, CPU_NODES nodes without GPUs (20 node groups; -U: a label
+ * unique to each) go in after them: cpu_bytes is what the index keeps of
+ * them (it keeps such nodes, out of the view, for ResourceSlices to come,
+ * up to a bound of kinds), cpu_unread 1 when it stopped keeping new
+ * ones. With -T every GPU node has a NodeResourceTopology whose kubelet
+ * is restricted: the reviews then also look for the Topology Manager
+ * (policy/pod/numafit.h).
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -81,6 +88,48 @@ node(int i, int kinds, const char *group_suffix)
     return cJSON_Parse(text);
 }
 
+/* A node without GPUs; unique: a label of its own. */
+static cJSON *
+cpu_node(int i, bool unique)
+{
+    char text[1536];
+
+    snprintf(text, sizeof(text),
+             "{\"kind\":\"Node\",\"metadata\":{\"name\":"
+             "\"ip-10-200-%d-%d.ec2.internal\",\"labels\":{"
+             "\"kubernetes.io/arch\":\"amd64\","
+             "\"eks.amazonaws.com/nodegroup\":\"cpu-%d\","
+             "\"example.com/node-serial\":\"SN%07d\","
+             "\"kubernetes.io/hostname\":\"ip-10-200-%d-%d\","
+             "\"node.kubernetes.io/instance-type\":\"m7i.4xlarge\","
+             "\"topology.kubernetes.io/region\":\"us-east-1\","
+             "\"topology.kubernetes.io/zone\":\"us-east-1a\"}},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"15890m\","
+             "\"memory\":\"63000000Ki\",\"pods\":\"234\"}}}",
+             i / 256, i % 256, i % 20, unique ? i : 0, i / 256, i % 256);
+    return cJSON_Parse(text);
+}
+
+/* Node i's NodeResourceTopology: restricted, two NUMA nodes. */
+static cJSON *
+topology(int i)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"kind\":\"NodeResourceTopology\",\"metadata\":{\"name\":"
+             "\"ip-10-%d-%d-%d.ec2.internal\"},\"attributes\":[{\"name\":"
+             "\"topologyManagerPolicy\",\"value\":\"restricted\"}],"
+             "\"zones\":[{\"name\":\"node-0\",\"type\":\"Node\","
+             "\"resources\":[{\"name\":\"cpu\",\"capacity\":\"48\"},"
+             "{\"name\":\"nvidia.com/gpu\",\"capacity\":\"4\"}]},"
+             "{\"name\":\"node-1\",\"type\":\"Node\",\"resources\":["
+             "{\"name\":\"cpu\",\"capacity\":\"48\"},"
+             "{\"name\":\"nvidia.com/gpu\",\"capacity\":\"4\"}]}]}",
+             i / 65536, i / 256 % 256, i % 256);
+    return cJSON_Parse(text);
+}
+
 static size_t
 heap(void)
 {
@@ -128,7 +177,8 @@ resolved_fixture(const char *body)
 int
 main(int argc, char **argv)
 {
-    int n_nodes = 5000, kinds = 40, c;
+    int n_nodes = 5000, kinds = 40, cpu_nodes = 0, c;
+    bool unique = false, numa = false;
     struct load_error err;
     struct snapshot *s;
     struct view_index *x;
@@ -140,16 +190,24 @@ main(int argc, char **argv)
     FILE *f;
     long flen, n = 2000;
 
-    while ((c = getopt(argc, argv, "N:K:")) != -1) {
+    while ((c = getopt(argc, argv, "N:K:C:UT")) != -1) {
         if (c == 'N')
             n_nodes = atoi(optarg);
         else if (c == 'K')
             kinds = atoi(optarg);
+        else if (c == 'C')
+            cpu_nodes = atoi(optarg);
+        else if (c == 'U')
+            unique = true;
+        else if (c == 'T')
+            numa = true;
         else
             return 2;
     }
-    if (optind != argc - 1 || n_nodes < 1 || kinds < 1 || kinds > 400) {
-        fprintf(stderr, "usage: view_bench [-N NODES] [-K KINDS] FIXTURE\n");
+    if (optind != argc - 1 || n_nodes < 1 || kinds < 1 || kinds > 400 ||
+        cpu_nodes < 0) {
+        fprintf(stderr, "usage: view_bench [-N NODES] [-K KINDS] "
+                        "[-C CPU_NODES [-U]] [-T] FIXTURE\n");
         return 2;
     }
     if ((f = fopen(argv[optind], "rb")) == NULL || fseek(f, 0, SEEK_END) ||
@@ -172,6 +230,18 @@ main(int argc, char **argv)
     for (int i = 0; i < n_nodes; i++)
         view_index_put_node(x, nodes[i]);
     index_ms = (bench_cpu_ns() - t0) / 1e6;
+    for (int i = 0; numa && i < n_nodes; i++) {
+        cJSON *t = topology(i);
+        view_index_put(x, t);
+        cJSON_Delete(t);
+    }
+    size_t cpu_before = heap();
+    for (int i = 0; i < cpu_nodes; i++) {
+        cJSON *cpu = cpu_node(i, unique);
+        view_index_put_node(x, cpu);
+        cJSON_Delete(cpu);
+    }
+    size_t cpu_bytes = heap() - cpu_before;
     t0 = bench_cpu_ns();
     v = view_build(x);
     build_ms = (bench_cpu_ns() - t0) / 1e6;
@@ -204,12 +274,16 @@ main(int argc, char **argv)
            "\"heartbeat_us\":%.2f,\"relabel_us\":%.2f,\"view_bytes\":%zu,"
            "\"node_json_bytes\":%zu,\"node_parse_us\":%.2f,"
            "\"review_pinned_us\":%.1f,\"review_pinned_view_us\":%.1f,"
-           "\"review_resolved_view_us\":%.1f}\n",
+           "\"review_resolved_view_us\":%.1f,\"cpu_nodes\":%d,"
+           "\"cpu_unique\":%s,\"cpu_bytes\":%zu,\"cpu_unread\":%zu,"
+           "\"numa\":%s}\n",
            n_nodes, v->n_kinds, index_ms, build_ms, heartbeat_us, relabel_us,
            view_bytes, node_json, parse_us,
            review_us(s, NULL, body, len, n, "p4d.24xlarge"),
            review_us(s, v, body, len, n, "p4d.24xlarge"),
-           review_us(s, v, resolved, strlen(resolved), n, "p4d.24xlarge"));
+           review_us(s, v, resolved, strlen(resolved), n, "p4d.24xlarge"),
+           cpu_nodes, unique ? "true" : "false", cpu_bytes, v->n_unread,
+           numa ? "true" : "false");
     free(resolved);
     cJSON_Delete(moved);
     cJSON_Delete(back);

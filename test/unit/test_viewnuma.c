@@ -2,15 +2,16 @@
  * What the view reads of NodeResourceTopology objects
  * (policy/view/viewnuma.h) and what numafit.h makes of it: the objects of
  * NFD's and the API's own documents, the v1alpha2 attributes before the
- * deprecated list, zones most first; the index keeping one kind while
- * only a zone's "available" moves; and kubelet's admission of pods by
- * policy, scope and QoS.
+ * deprecated list, zones most first; the map that holds them by node;
+ * the index keeping one kind while only a zone's "available" moves; and
+ * kubelet's admission of pods by policy, scope and QoS.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/pod/numafit.h"
+#include "policy/view/numamap.h"
 #include "policy/view/view.h"
 #include "policy/view/viewnuma.h"
 #include "test/unit/check.h"
@@ -71,11 +72,9 @@ nrt(const char *node, const char *policy, const char *scope,
 static struct node_numa
 read_one(cJSON *obj)
 {
-    cJSON *sum = viewnuma_summary(obj);
     struct node_numa n;
 
-    viewnuma_read(sum, &n);
-    cJSON_Delete(sum);
+    CHECK(viewnuma_read(obj, &n) != NULL);
     cJSON_Delete(obj);
     return n;
 }
@@ -118,7 +117,7 @@ objects(void)
 
     /* No name: nothing to hold it by. */
     cJSON *nameless = cJSON_Parse("{\"topologyPolicies\":[\"None\"]}");
-    CHECK(viewnuma_summary(nameless) == NULL);
+    CHECK(viewnuma_read(nameless, &n) == NULL);
     cJSON_Delete(nameless);
 
     /* More NUMA nodes than kubelet takes: zones not known. */
@@ -134,6 +133,37 @@ objects(void)
     n = read_one(many);
     CHECK_INT(n.policy, NUMA_NONE);
     CHECK_INT(n.zones, 0);
+}
+
+/* The map through growth and removals that shift entries back. */
+static void
+map(void)
+{
+    struct numa_map *m = numa_map_new();
+    struct node_numa n = {0};
+    char name[32];
+
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        n.zones = i % 7;
+        CHECK_INT(numa_map_put(m, name, &n), 1);
+    }
+    n.zones = 3;
+    CHECK_INT(numa_map_put(m, "node-3", &n), 0); /* 3 % 7: the same */
+    CHECK_INT(numa_map_count(m), 1000);
+    for (int i = 0; i < 1000; i += 2) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        CHECK_INT(numa_map_del(m, name), 1);
+        CHECK_INT(numa_map_del(m, name), 0);
+    }
+    CHECK_INT(numa_map_count(m), 500);
+    for (int i = 0; i < 1000; i++) {
+        const struct node_numa *got;
+        snprintf(name, sizeof(name), "node-%d", i);
+        got = numa_map_get(m, name);
+        CHECK(i % 2 ? got != NULL && got->zones == i % 7 : got == NULL);
+    }
+    numa_map_free(m);
 }
 
 static cJSON *
@@ -318,6 +348,7 @@ int
 main(void)
 {
     objects();
+    map();
     index_kinds();
     admission();
     CHECK_DONE();
