@@ -57,12 +57,13 @@ review_stdin(const struct snapshot *s, const struct view *view)
 
 static const char audit_usage[] =
     "usage: topogate audit [--policy FILE] [--mode enforce|warn|audit]\n"
-    "                      [-o text|json|junit|sarif]\n"
+    "                      [-o text|json|junit|sarif] [--nodes FILE]\n"
     "                      [--fail-on deny|warn|never] [--baseline FILE |\n"
     "                      --write-baseline FILE] [--repack] [--with-pods]\n"
     "                      [--set NAME=VALUE]... [--env] PATH... | -\n"
     "       topogate audit --review - [--policy FILE] [--mode MODE] "
     "[--repack]\n"
+    "                      [--nodes FILE]\n"
     "\n"
     "PATH is a YAML or JSON file (multi-document, kind: List), a directory\n"
     "(searched for *.yaml *.yml *.json) or - for stdin. Exit status: 0\n"
@@ -72,6 +73,10 @@ static const char audit_usage[] =
     "as `serve --repack` does. --set NAME=VALUE (repeatable) and --env\n"
     "(the environment, as envsubst) render $NAME and ${NAME} in the inputs\n"
     "first; a placeholder left unrendered blocks only the fields it is in.\n"
+    "--nodes FILE is the cluster as serve's view sees it: `kubectl get\n"
+    "nodes,resourceflavors,clusterqueues,localqueues,noderesourcetopologies\n"
+    "-o yaml` (any of these kinds, and Trainer's runtimes and DRA's objects,\n"
+    "also count among the PATHs).\n"
     "-o junit and -o sarif are for CI and code scanning. --write-baseline\n"
     "FILE writes every finding's id to FILE (exit 0 once written);\n"
     "--baseline FILE then fails only on findings whose id it does not list.\n";
@@ -142,8 +147,8 @@ collect_runtimes(const struct audit_input *in, struct runtimes *rt)
 }
 
 /*
- * The view of --nodes and of the Nodes and Kueue objects among the
- * inputs; NULL in *out when there are none (decisions as without a
+ * The view of --nodes and of the view's objects (view_index_put()) among
+ * the inputs; NULL in *out when there are none (decisions as without a
  * cluster). -1 out of memory.
  */
 static int
