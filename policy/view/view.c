@@ -31,7 +31,7 @@
 #include "policy/k8s/pod.h"
 #include "policy/k8s/quantity.h"
 #include "policy/table/table.h"
-#include "policy/view/numamap.h"
+#include "policy/view/namemap.h"
 #include "policy/view/viewdra.h"
 
 /* --- kinds ------------------------------------------------------------- */
@@ -71,8 +71,12 @@ struct view_index {
     cJSON *flavors, *cluster_queues, *local_queues; /* name -> object */
     cJSON *runtimes, *cluster_runtimes; /* Trainer's, name -> object */
     cJSON *device_classes, *claim_templates; /* DRA's, kept whole */
-    cJSON *slices;       /* ResourceSlice name -> viewdra_slice_summary() */
-    struct numa_map *numa; /* node name -> its NodeResourceTopology's */
+    /* What the index keeps of each node's own objects, by node name
+     * (namemap.h: an update of one node finds them at once). */
+    struct namemap *slices;      /* ResourceSlice name -> its node */
+    struct namemap *node_slices; /* node -> {slice name ->
+                                    viewdra_slice_summary()} */
+    struct namemap *numa; /* node -> its NodeResourceTopology's node_numa */
     size_t n_idle_kinds; /* kinds of no GPU: not in views */
     bool idle_full;      /* a GPU-less node was not kept */
 };
@@ -322,7 +326,8 @@ dra_apply(const struct view_index *x, const char *node, struct node_kind *k)
 
     free(k->dra_product);
     k->dra_product = NULL;
-    if (viewdra_node(x->slices, node, &d) < 0)
+    if (viewdra_node(node ? namemap_get(x->node_slices, node) : NULL, node,
+                     &d) < 0)
         return -1;
     k->dra_nics = d.nics;
     k->dra = k->alloc_gpus == 0 && d.gpus > 0;
@@ -338,7 +343,7 @@ dra_apply(const struct view_index *x, const char *node, struct node_kind *k)
 static void
 numa_apply(const struct view_index *x, const char *node, struct node_kind *k)
 {
-    const struct node_numa *n = node ? numa_map_get(x->numa, node) : NULL;
+    const struct node_numa *n = node ? namemap_get(x->numa, node) : NULL;
 
     if (n)
         k->numa = *n;
@@ -794,11 +799,51 @@ rekind_all(struct view_index *x)
     return per_node_check(x) < 0 ? -1 : rc;
 }
 
+/* The slice named name out of node's. */
+static void
+slice_forget(struct view_index *x, const char *node, const char *name)
+{
+    cJSON *mine = namemap_get(x->node_slices, node);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(mine, name);
+    if (mine && cJSON_GetArraySize(mine) == 0)
+        namemap_del(x->node_slices, node);
+}
+
+/* sum (taken, even on failure) as the slice named name of its node; 0,
+ * or -1 out of memory. */
+static int
+slice_keep(struct view_index *x, const char *name, cJSON *sum)
+{
+    const char *node = json_string(sum, "node");
+    cJSON *mine = namemap_get(x->node_slices, node);
+    char *copy;
+
+    if (mine == NULL && ((mine = cJSON_CreateObject()) == NULL ||
+                         namemap_set(x->node_slices, node, mine) < 0)) {
+        cJSON_Delete(mine);
+        cJSON_Delete(sum);
+        return -1;
+    }
+    if (!cJSON_AddItemToObject(mine, name, sum)) {
+        cJSON_Delete(sum);
+        return -1;
+    }
+    if ((copy = strdup(node)) == NULL ||
+        namemap_set(x->slices, name, copy) < 0) {
+        free(copy);
+        slice_forget(x, node, name);
+        return -1;
+    }
+    return 0;
+}
+
 /* A ResourceSlice in, or (obj NULL) the one named name out. */
 static int
 slice_put(struct view_index *x, const char *name, const cJSON *obj)
 {
-    cJSON *sum = NULL, *old;
+    const char *was;
+    cJSON *sum = NULL, *old = NULL;
     char *old_node = NULL;
     bool per_node = false;
     int a, b;
@@ -808,20 +853,24 @@ slice_put(struct view_index *x, const char *name, const cJSON *obj)
     if (obj && (sum = viewdra_slice_summary(obj, &per_node)) == NULL &&
         per_node)
         return -1;
-    old = cJSON_GetObjectItemCaseSensitive(x->slices, name);
-    if (old == NULL && sum == NULL)
+    if ((was = namemap_get(x->slices, name)) != NULL)
+        old = cJSON_GetObjectItemCaseSensitive(
+            namemap_get(x->node_slices, was), name);
+    if (was == NULL && sum == NULL)
         return 0; /* no one node's devices, before or now */
     if (old && sum && cJSON_Compare(old, sum, 1)) {
         cJSON_Delete(sum);
         return 0;
     }
-    if (old && (old_node = strdup(json_string(old, "node"))) == NULL) {
+    if (was && (old_node = strdup(was)) == NULL) {
         cJSON_Delete(sum);
         return -1;
     }
-    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(x->slices, name));
-    if (sum && !cJSON_AddItemToObject(x->slices, name, sum)) {
-        cJSON_Delete(sum);
+    if (old_node) {
+        slice_forget(x, old_node, name);
+        namemap_del(x->slices, name);
+    }
+    if (sum && slice_keep(x, name, sum) < 0) {
         free(old_node);
         return -1;
     }
@@ -847,7 +896,22 @@ numa_put(struct view_index *x, const cJSON *obj, bool gone)
     if (name == NULL)
         return 0;
     /* 0: pods came or went, and nothing kept changed. */
-    rc = gone ? numa_map_del(x->numa, name) : numa_map_put(x->numa, name, &n);
+    if (gone) {
+        rc = namemap_del(x->numa, name);
+    } else {
+        const struct node_numa *old = namemap_get(x->numa, name);
+        struct node_numa *keep;
+        if (old && viewnuma_equal(old, &n))
+            return 0;
+        if ((keep = malloc(sizeof(*keep))) == NULL)
+            return -1;
+        *keep = n;
+        if (namemap_set(x->numa, name, keep) < 0) {
+            free(keep);
+            return -1;
+        }
+        rc = 1;
+    }
     if (rc <= 0)
         return rc;
     if (rekind_name(x, name) < 0 || per_node_check(x) < 0)
@@ -947,6 +1011,25 @@ view_index_del_object(struct view_index *x, const char *kind,
     return old != NULL;
 }
 
+static void
+json_free(void *obj)
+{
+    cJSON_Delete(obj);
+}
+
+/* *m empty, its values freed with free_value; -1 out of memory. */
+static int
+maps_reset(struct namemap **m, void (*free_value)(void *))
+{
+    struct namemap *fresh = namemap_new(free_value);
+
+    if (fresh == NULL)
+        return -1;
+    namemap_free(*m);
+    *m = fresh;
+    return 0;
+}
+
 int
 view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
 {
@@ -963,8 +1046,8 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         return 0;
     }
     if (strcmp(kind, "ResourceSlice") == 0) {
-        cJSON_Delete(x->slices);
-        if ((x->slices = cJSON_CreateObject()) == NULL)
+        if (maps_reset(&x->slices, free) < 0 ||
+            maps_reset(&x->node_slices, json_free) < 0)
             return -1;
         cJSON_ArrayForEach(it, items)
         {
@@ -975,16 +1058,11 @@ view_index_replace(struct view_index *x, const char *kind, const cJSON *items)
         return rekind_all(x) < 0 ? -1 : 0;
     }
     if (strcmp(kind, "NodeResourceTopology") == 0) {
-        struct numa_map *m = numa_map_new();
-        if (m == NULL)
+        if (maps_reset(&x->numa, free) < 0)
             return -1;
-        numa_map_free(x->numa);
-        x->numa = m;
         cJSON_ArrayForEach(it, items)
         {
-            struct node_numa n;
-            const char *name = viewnuma_read(it, &n);
-            if (name && numa_map_put(x->numa, name, &n) < 0)
+            if (numa_put(x, it, false) < 0)
                 return -1;
         }
         return rekind_all(x) < 0 ? -1 : 0;
@@ -1031,6 +1109,7 @@ view_index_take(struct view_index *x, const char *kind,
     }
     if (strcmp(kind, "ResourceSlice") == 0) {
         SWAP(x->slices, from->slices);
+        SWAP(x->node_slices, from->node_slices);
         return rekind_all(x) < 0 ? -1 : 0;
     }
     if (strcmp(kind, "NodeResourceTopology") == 0) {
@@ -1072,11 +1151,12 @@ view_index_new(void)
     x->cluster_runtimes = cJSON_CreateObject();
     x->device_classes = cJSON_CreateObject();
     x->claim_templates = cJSON_CreateObject();
-    x->slices = cJSON_CreateObject();
-    x->numa = numa_map_new();
+    x->slices = namemap_new(free);
+    x->node_slices = namemap_new(json_free);
+    x->numa = namemap_new(free);
     if (!x->flavors || !x->cluster_queues || !x->local_queues || !x->runtimes ||
         !x->cluster_runtimes || !x->device_classes || !x->claim_templates ||
-        !x->slices || !x->numa) {
+        !x->slices || !x->node_slices || !x->numa) {
         view_index_free(x);
         return NULL;
     }
@@ -1102,8 +1182,9 @@ view_index_free(struct view_index *x)
     cJSON_Delete(x->cluster_runtimes);
     cJSON_Delete(x->device_classes);
     cJSON_Delete(x->claim_templates);
-    cJSON_Delete(x->slices);
-    numa_map_free(x->numa);
+    namemap_free(x->slices);
+    namemap_free(x->node_slices);
+    namemap_free(x->numa);
     free(x);
 }
 
@@ -1368,8 +1449,8 @@ view_build(const struct view_index *x)
     if (v == NULL)
         return NULL;
     v->refs = 1;
-    v->n_slices = (size_t)cJSON_GetArraySize(x->slices);
-    v->n_numa = numa_map_count(x->numa);
+    v->n_slices = namemap_count(x->slices);
+    v->n_numa = namemap_count(x->numa);
     v->n_unread = x->idle_full;
     if (kinds > VIEW_KINDS_MAX) {
         kinds = VIEW_KINDS_MAX;

@@ -1,7 +1,7 @@
 /*
  * view_bench.c - the cluster view at scale, in process:
  *
- *   view_bench [-N NODES] [-K KINDS] [-C CPU_NODES [-U]] [-T] FIXTURE
+ *   view_bench [-N NODES] [-K KINDS] [-C CPU_NODES [-U]] [-T] [-D] FIXTURE
  *
  * A synthetic cluster of NODES GPU nodes (default 5,000) in KINDS kinds
  * (default 40: eight instance types, each kind a node group of its own,
@@ -24,7 +24,9 @@
  * up to a bound of kinds), cpu_unread 1 when it stopped keeping new
  * ones. With -T every GPU node has a NodeResourceTopology whose kubelet
  * is restricted: the reviews then also look for the Topology Manager
- * (policy/pod/numafit.h).
+ * (policy/pod/numafit.h). With -D every GPU node has a ResourceSlice of
+ * the NVIDIA DRA driver (8 GPUs), listed before the nodes, as a DRA
+ * cluster's: slices_ms is putting them in.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -110,6 +112,34 @@ cpu_node(int i, bool unique)
     return cJSON_Parse(text);
 }
 
+/* Node i's ResourceSlice: eight whole GPUs of the NVIDIA DRA driver. */
+static cJSON *
+slice(int i)
+{
+    char node[64], text[4096];
+    size_t at;
+
+    snprintf(node, sizeof(node), "ip-10-%d-%d-%d.ec2.internal", i / 65536,
+             i / 256 % 256, i % 256);
+    at = (size_t)snprintf(text, sizeof(text),
+                          "{\"kind\":\"ResourceSlice\",\"metadata\":{"
+                          "\"name\":\"%s-gpu.nvidia.com-x\"},\"spec\":{"
+                          "\"driver\":\"gpu.nvidia.com\",\"nodeName\":"
+                          "\"%s\",\"pool\":{\"name\":\"%s\","
+                          "\"generation\":1,\"resourceSliceCount\":1},"
+                          "\"devices\":[",
+                          node, node, node);
+    for (int d = 0; d < 8; d++)
+        at += (size_t)snprintf(
+            text + at, sizeof(text) - at,
+            "%s{\"name\":\"gpu-%d\",\"attributes\":{\"type\":{"
+            "\"string\":\"gpu\"},\"productName\":{\"string\":"
+            "\"NVIDIA H100 80GB HBM3\"}}}",
+            d ? "," : "", d);
+    snprintf(text + at, sizeof(text) - at, "]}}");
+    return cJSON_Parse(text);
+}
+
 /* Node i's NodeResourceTopology: restricted, two NUMA nodes. */
 static cJSON *
 topology(int i)
@@ -178,7 +208,8 @@ int
 main(int argc, char **argv)
 {
     int n_nodes = 5000, kinds = 40, cpu_nodes = 0, c;
-    bool unique = false, numa = false;
+    bool unique = false, numa = false, dra = false;
+    double slices_ms = 0;
     struct load_error err;
     struct snapshot *s;
     struct view_index *x;
@@ -190,7 +221,7 @@ main(int argc, char **argv)
     FILE *f;
     long flen, n = 2000;
 
-    while ((c = getopt(argc, argv, "N:K:C:UT")) != -1) {
+    while ((c = getopt(argc, argv, "N:K:C:UTD")) != -1) {
         if (c == 'N')
             n_nodes = atoi(optarg);
         else if (c == 'K')
@@ -201,13 +232,15 @@ main(int argc, char **argv)
             unique = true;
         else if (c == 'T')
             numa = true;
+        else if (c == 'D')
+            dra = true;
         else
             return 2;
     }
     if (optind != argc - 1 || n_nodes < 1 || kinds < 1 || kinds > 400 ||
         cpu_nodes < 0) {
         fprintf(stderr, "usage: view_bench [-N NODES] [-K KINDS] "
-                        "[-C CPU_NODES [-U]] [-T] FIXTURE\n");
+                        "[-C CPU_NODES [-U]] [-T] [-D] FIXTURE\n");
         return 2;
     }
     if ((f = fopen(argv[optind], "rb")) == NULL || fseek(f, 0, SEEK_END) ||
@@ -226,6 +259,13 @@ main(int argc, char **argv)
 
     before = heap();
     x = view_index_new();
+    t0 = bench_cpu_ns();
+    for (int i = 0; dra && i < n_nodes; i++) {
+        cJSON *sl = slice(i);
+        view_index_put(x, sl);
+        cJSON_Delete(sl);
+    }
+    slices_ms = (bench_cpu_ns() - t0) / 1e6;
     t0 = bench_cpu_ns();
     for (int i = 0; i < n_nodes; i++)
         view_index_put_node(x, nodes[i]);
@@ -276,14 +316,14 @@ main(int argc, char **argv)
            "\"review_pinned_us\":%.1f,\"review_pinned_view_us\":%.1f,"
            "\"review_resolved_view_us\":%.1f,\"cpu_nodes\":%d,"
            "\"cpu_unique\":%s,\"cpu_bytes\":%zu,\"cpu_unread\":%zu,"
-           "\"numa\":%s}\n",
+           "\"numa\":%s,\"dra\":%s,\"slices_ms\":%.1f}\n",
            n_nodes, v->n_kinds, index_ms, build_ms, heartbeat_us, relabel_us,
            view_bytes, node_json, parse_us,
            review_us(s, NULL, body, len, n, "p4d.24xlarge"),
            review_us(s, v, body, len, n, "p4d.24xlarge"),
            review_us(s, v, resolved, strlen(resolved), n, "p4d.24xlarge"),
            cpu_nodes, unique ? "true" : "false", cpu_bytes, v->n_unread,
-           numa ? "true" : "false");
+           numa ? "true" : "false", dra ? "true" : "false", slices_ms);
     free(resolved);
     cJSON_Delete(moved);
     cJSON_Delete(back);
