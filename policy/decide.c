@@ -112,18 +112,6 @@ gke_networks_agree(const struct snapshot *s, const char *ns,
     return g;
 }
 
-/* nodefacts_say: one warning, once however many kinds say it. */
-static int
-warn_once(void *arg, const char *sentence)
-{
-    struct decision *d = arg;
-
-    for (size_t i = 0; i < d->n_warnings; i++)
-        if (strcmp(d->warnings[i], sentence) == 0)
-            return 0;
-    return decision_warn(d, "%s", sentence);
-}
-
 /*
  * What the labels of the candidate nodes say that the table cannot
  * (nodefacts.h), for a pod of a multi-pod job: only its traffic leaves
@@ -137,7 +125,8 @@ warn_node_facts(const struct placement *p, const struct workload *w,
         return 0;
     for (size_t i = 0; i < p->n_rows; i++)
         if (p->rows[i].kind &&
-            nodefacts_kind(p->rows[i].kind, &p->rows[i].row, warn_once, d) < 0)
+            nodefacts_kind(p->rows[i].kind, &p->rows[i].row, decision_say,
+                           d) < 0)
             return -1;
     return 0;
 }
@@ -153,7 +142,7 @@ warn_numa(const struct placement *p, const cJSON *pod, long filled,
 {
     for (size_t i = 0; i < p->n_numa; i++)
         if (numafit_pod(p->numa[i].kind, p->numa[i].name, pod, filled,
-                        warn_once, d) < 0)
+                        decision_say, d) < 0)
             return -1;
     return 0;
 }

@@ -69,6 +69,12 @@ vformat(const char *fmt, va_list ap)
 }
 
 int
+decision_say(void *d, const char *sentence)
+{
+    return decision_warn(d, "%s", sentence);
+}
+
+int
 decision_warn(struct decision *d, const char *fmt, ...)
 {
     va_list ap;

@@ -84,6 +84,11 @@ void decision_drop_ops(struct decision *d);
 int decision_warn(struct decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* decision_warn(d, "%s", sentence), with d as a void *: the shape of the
+ * callbacks that say facts one sentence at a time (nodefacts.h,
+ * numafit.h). A sentence said twice is one warning. */
+int decision_say(void *d, const char *sentence);
+
 /*
  * The next op's value, emptied: write one JSON value into it (jsonout.h),
  * then make the op of it with decision_add_value() or

@@ -18,6 +18,7 @@
 #include "policy/k8s/match.h"
 #include "policy/k8s/labels.h"
 #include "policy/pod/mutate.h"
+#include "policy/pod/numafit.h"
 #include "policy/pod/placement.h"
 #include "policy/k8s/pod.h"
 #include "policy/kinds/podbuild.h"
@@ -121,7 +122,8 @@ place_job_pod(const struct snapshot *s, const struct admission *req,
 
 static int
 judge_job(const struct snapshot *s, const struct admission *req,
-          const struct expansion *e, struct verdict_of_job *v)
+          const struct expansion *e, struct verdict_of_job *v,
+          struct decision *d)
 {
     memset(v, 0, sizeof(*v));
     for (size_t i = 0; i < e->n_groups; i++) {
@@ -143,6 +145,12 @@ judge_job(const struct snapshot *s, const struct admission *req,
         v->skip = v->skip || (skip && strcmp(skip, "true") == 0);
         if (place_job_pod(s, req, e, pod, &w, &p) < 0)
             return -1;
+        /* A pod kubelet's Topology Manager would refuse (numafit.h):
+         * said where kubectl shows it, not only to the controller. */
+        for (size_t k = 0; k < p.n_numa; k++)
+            if (numafit_pod(p.numa[k].kind, p.numa[k].name, pod, 0,
+                            decision_say, d) < 0)
+                return -1;
         if (p.unknown && !v->unknown)
             v->unknown = p.unknown;
         if (p.unresolved && !p.unresolved_type && !v->unresolved) {
@@ -308,7 +316,7 @@ decide_job(const struct snapshot *s, const struct admission *req,
     if (fw != FRAMEWORK_NONE && e.job.nodes == 0)
         goto out;
     rc = -1;
-    if (judge_job(s, req, &e, &v) < 0)
+    if (judge_job(s, req, &e, &v, d) < 0)
         goto out;
     rc = 0;
     if (e.skipped ||

@@ -884,8 +884,8 @@ slice_put(struct view_index *x, const char *name, const cJSON *obj)
 
 /* --- NodeResourceTopologies ------------------------------------------- */
 
-/* A node's NodeResourceTopology in, or (obj NULL) the one named name out:
- * 1 when the summary changed, 0 not, -1 out of memory. */
+/* A node's NodeResourceTopology in, or (gone) out: 1 when what the kind
+ * reads of it changed, 0 not, -1 out of memory. */
 static int
 numa_put(struct view_index *x, const cJSON *obj, bool gone)
 {

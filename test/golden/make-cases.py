@@ -3977,6 +3977,12 @@ def _(n):
     return job_review(n, pytorchjob())
 
 
+# Whole-node pods there: kubectl apply shows what kubelet will refuse.
+@case("job-view-numa-single-pytorchjob-2x8-warn", args=NUMA_SINGLE)
+def _(n):
+    return job_review(n, pytorchjob(workers=1, gpu=8, nproc="8"))
+
+
 def main():
     os.makedirs(CASES, exist_ok=True)
     for name, fn in CASE.items():
